@@ -1,0 +1,57 @@
+// The deterministic discrete-event simulator: one thread, simulated integer
+// nanoseconds, every event ordered by (time, sequence number) with ties among
+// same-time events broken by a replaceable Scheduler. It implements the
+// abstract NIC, clock, copy engine and memory for every rank.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "backend_sim/sim_config.h"
+#include "backend_sim/sim_stats.h"
+#include "core/rank_env.h"
+#include "core/trace_sink.h"
+
+namespace tensorwire::sim {
+
+class Scheduler;      // backend_sim/scheduler.h
+class SimObserver;    // backend_sim/sim_observer.h
+
+class Simulator {
+ public:
+  Simulator(SimClusterConfig cluster, SimOptions options, TraceSink& trace);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  uint32_t world_size() const;
+  // The environment of rank r (valid for the simulator's lifetime).
+  RankEnv env(RankId r);
+
+  TimeNs now_ns() const;
+  // Process one event. False when none is pending.
+  bool step();
+  // Run until no event is pending.
+  void run();
+  // Run events with time <= t, then set now to t.
+  void run_until(TimeNs t);
+  bool idle() const;
+  uint64_t events_processed() const;
+
+  // Per-rank and whole-cluster counters.
+  const SimStats& stats(RankId r) const;
+  SimStats total_stats() const;
+
+  // Faults (simulator-only API).
+  void crash_rank(RankId r);                  // peers' QPs to it go to error
+  void break_queue_pair(RankId a, RankId b);  // both ends to error, work flushed
+
+  void set_scheduler(std::unique_ptr<Scheduler> scheduler);
+  void set_observer(SimObserver* observer);  // not owned; nullptr to clear
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tensorwire::sim

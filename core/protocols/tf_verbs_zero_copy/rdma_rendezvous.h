@@ -1,0 +1,88 @@
+// TensorFlow-style rendezvous over the zero-copy verbs protocol, one per rank.
+//
+// Send(name, step_id, tensor) puts a tensor in the local tag-match table;
+// Recv(src, name, step_id, ...) asks rank `src` for it with a TENSOR_REQUEST
+// and completes when the content has landed (RdmaTensorRequest), or fails with
+// the error the sender reported (ERROR_STATUS) or the transport raised.
+// Send-before-Recv and Recv-before-Send both work. Everything runs on the
+// rank's progress loop; no call blocks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "core/protocols/tf_verbs_zero_copy/tf_verbs_options.h"
+#include "core/rank_env.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace tensorwire::tf_verbs {
+
+// Where the receiver wants the result tensor (TensorFlow's recv device and
+// allocator attributes).
+struct RecvArgs {
+  MemoryKind dst_kind = MemoryKind::kHostPinned;
+  uint32_t dst_device = 0;
+};
+
+// Status ok: `tensor` holds the received tensor (its buffer belongs to the
+// caller until it calls release()). Otherwise the reason the Recv failed.
+using RecvDone = std::function<void(Status status, Tensor tensor)>;
+// Runs once the sender no longer needs the sent tensor's memory (every
+// response for it destroyed, or the step aborted). May be empty.
+using SendDone = std::function<void(Status status)>;
+
+struct RendezvousStats {
+  uint64_t tensor_requests_sent = 0;      // TENSOR_REQUEST
+  uint64_t meta_data_updates_sent = 0;    // META_DATA_UPDATE
+  uint64_t re_requests_sent = 0;          // TENSOR_RE_REQUEST
+  uint64_t error_statuses_sent = 0;       // ERROR_STATUS
+  uint64_t content_writes = 0;            // RDMA writes of tensor content (incl. proto)
+  uint64_t recvs_completed = 0;
+  uint64_t recvs_failed = 0;
+  uint64_t cpu_copies = 0;                // clones and serializations done by the CPU
+  uint64_t device_copies = 0;             // proxy -> GPU and GPU clones
+  uint64_t registrations = 0;             // memory registrations this rank made
+};
+
+class RdmaRendezvous {
+ public:
+  RdmaRendezvous(RankEnv env, TfVerbsOptions options);
+  ~RdmaRendezvous();
+  RdmaRendezvous(const RdmaRendezvous&) = delete;
+  RdmaRendezvous& operator=(const RdmaRendezvous&) = delete;
+
+  // Registers the control-message rings and posts their receives for every
+  // peer, and takes over the NIC's completion handler. Call once, first.
+  Status start();
+
+  Status send(std::string_view name, uint64_t step_id, Tensor tensor, SendDone done = {});
+  void recv(RankId src, std::string_view name, uint64_t step_id, RecvArgs args, RecvDone done);
+
+  // Fails every pending Recv and Send of the step with `why`; later requests
+  // from peers for the step are answered with ERROR_STATUS.
+  void abort_step(uint64_t step_id, Status why);
+
+  // Give a received tensor's memory back (it may be reused for later Recvs).
+  void release(const Tensor& tensor);
+
+  // The buffer an outstanding request currently asks its peer to write into
+  // (result tensor, host proxy or proto buffer); nullopt when request_index
+  // names no outstanding request. For invariant checks.
+  std::optional<Buffer> destination_of(uint32_t request_index) const;
+
+  // Number of requests and responses still alive (0 when quiescent).
+  size_t outstanding_requests() const;
+  size_t pending_responses() const;
+
+  const RendezvousStats& stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tensorwire::tf_verbs

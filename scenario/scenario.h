@@ -1,0 +1,34 @@
+// A scenario file, parsed and validated: the cluster, the protocol and its
+// options, the workload, the seed. Loading never half-succeeds: either every
+// key is valid or a ScenarioError names file:line:column and the key.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "backend_sim/sim_config.h"
+#include "core/protocols/tf_verbs_zero_copy/tf_verbs_options.h"
+#include "core/workload/workload.h"
+
+namespace tensorwire {
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string source_path;  // the file it came from ("<string>" when parsed from text)
+  uint64_t seed = 1;
+  bool payload = true;      // [run] mode = "payload" | "timing"
+  sim::SimClusterConfig cluster;
+  std::string protocol = "tf_verbs_zero_copy";
+  tf_verbs::TfVerbsOptions tf_verbs;
+  Workload workload;
+};
+
+// Thrown by the loader; what() is "file:line:column: key: what is wrong".
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace tensorwire
