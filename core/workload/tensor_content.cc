@@ -1,0 +1,66 @@
+#include "core/workload/tensor_content.h"
+
+namespace tensorwire {
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// The content word at index i: computed directly so a check can start anywhere.
+uint64_t content_word(uint64_t key, uint64_t i) {
+  uint64_t state = key ^ (i * 0xd1b54a32d192ed03ull);
+  return splitmix64(state);
+}
+
+std::byte content_byte(uint64_t key, size_t offset) {
+  return static_cast<std::byte>(content_word(key, offset / 8) >> (8 * (offset % 8)));
+}
+
+}  // namespace
+
+uint64_t content_key(uint64_t seed, uint64_t step_id, std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a of the name
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  uint64_t state = seed ^ (step_id * 0x9e3779b97f4a7c15ull) ^ h;
+  return splitmix64(state);
+}
+
+void fill_content(uint64_t key, std::span<std::byte> out) {
+  size_t i = 0;
+  for (; i + 8 <= out.size(); i += 8) {
+    uint64_t w = content_word(key, i / 8);
+    for (size_t b = 0; b < 8; ++b) out[i + b] = static_cast<std::byte>(w >> (8 * b));
+  }
+  for (; i < out.size(); ++i) out[i] = content_byte(key, i);
+}
+
+size_t first_content_mismatch(uint64_t key, std::span<const std::byte> data) {
+  for (size_t i = 0; i < data.size(); i += 8) {
+    uint64_t w = content_word(key, i / 8);
+    for (size_t b = 0; b < 8 && i + b < data.size(); ++b) {
+      if (data[i + b] != static_cast<std::byte>(w >> (8 * b))) return i + b;
+    }
+  }
+  return data.size();
+}
+
+std::vector<std::string> string_content(uint64_t key, uint64_t elements, uint32_t bytes_each) {
+  std::vector<std::string> strings;
+  strings.reserve(elements);
+  uint64_t state = key;
+  for (uint64_t e = 0; e < elements; ++e) {
+    std::string s(bytes_each, '\0');
+    for (auto& c : s) c = static_cast<char>('a' + splitmix64(state) % 26);
+    strings.push_back(std::move(s));
+  }
+  return strings;
+}
+
+}  // namespace tensorwire

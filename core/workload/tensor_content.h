@@ -1,0 +1,22 @@
+// The bytes a workload puts in a tensor: a deterministic function of
+// (seed, step_id, tensor name), so the receiver can check what arrived without
+// a copy of what was sent, and so a stale step's bytes never pass for a new one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tensorwire {
+
+uint64_t content_key(uint64_t seed, uint64_t step_id, std::string_view name);
+void fill_content(uint64_t key, std::span<std::byte> out);
+// Offset of the first byte of `data` that differs from fill_content(key), or
+// data.size() when all match.
+size_t first_content_mismatch(uint64_t key, std::span<const std::byte> data);
+std::vector<std::string> string_content(uint64_t key, uint64_t elements, uint32_t bytes_each);
+
+}  // namespace tensorwire

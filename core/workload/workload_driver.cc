@@ -1,0 +1,274 @@
+#include "core/workload/workload_driver.h"
+
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/workload/tensor_content.h"
+
+namespace tensorwire {
+
+// Source tensors are persistent, like TensorFlow variables and the allocator
+// arena behind gradients: one buffer per (rank, name, memory, size), refilled
+// every step, so steady-state steps make no new registrations.
+struct WorkloadDriver::SourceKey {
+  RankId rank;
+  std::string name;
+  MemoryKind kind;
+  uint32_t device;
+  uint64_t bytes;
+  auto tie() const { return std::tie(rank, name, kind, device, bytes); }
+  bool operator<(const SourceKey& o) const { return tie() < o.tie(); }
+};
+
+class WorkloadDriver::Impl {
+ public:
+  Impl(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
+       std::vector<tf_verbs::RdmaRendezvous*> rendezvous)
+      : workload_(workload), seed_(seed), envs_(std::move(envs)), rdv_(std::move(rendezvous)) {}
+
+  void start() {
+    if (workload_.steps.empty()) {
+      result_.finished = true;
+      return;
+    }
+    schedule_phase(0, 0);
+  }
+
+  void release_memory() {
+    for (auto& [key, buffer] : sources_) envs_[key.rank].memory.free(buffer);
+    sources_.clear();
+  }
+
+  WorkloadResult result_;
+  std::function<void(size_t, size_t)> on_progress_;
+
+ private:
+  struct RecvSlot {
+    size_t transfer = 0;
+    bool done = false;
+  };
+
+  const WorkloadStep& step() const { return workload_.steps[step_index_]; }
+  const WorkloadPhase& phase() const { return step().phases[phase_index_]; }
+  Clock& clock0() { return envs_[0].clock; }
+
+  void schedule_phase(size_t step_index, size_t phase_index) {
+    const WorkloadStep& s = workload_.steps[step_index];
+    TimeNs compute = phase_index < s.phases.size() ? s.phases[phase_index].compute_before_ns : 0;
+    clock0().schedule_after(compute, [this, step_index, phase_index] {
+      start_phase(step_index, phase_index);
+    });
+  }
+
+  void start_phase(size_t step_index, size_t phase_index) {
+    step_index_ = step_index;
+    phase_index_ = phase_index;
+    if (phase_index == 0) {
+      StepResult sr;
+      sr.step_id = step().step_id;
+      sr.start_ns = clock0().now_ns();
+      result_.steps.push_back(std::move(sr));
+    }
+    if (phase_index_ >= step().phases.size() || phase().transfers.empty()) {
+      finish_phase();
+      return;
+    }
+    phase_start_ns_ = clock0().now_ns();
+    const auto& transfers = phase().transfers;
+    first_result_ = result_.steps.back().transfers.size();
+    recvs_left_ = transfers.size();
+    slots_.assign(transfers.size(), RecvSlot{});
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      const TensorTransfer& t = transfers[i];
+      TransferResult tr;
+      tr.step_id = step().step_id;
+      tr.phase = phase().label;
+      tr.name = t.name;
+      tr.src = t.src;
+      tr.dst = t.dst;
+      result_.steps.back().transfers.push_back(std::move(tr));
+      slots_[i].transfer = i;
+      if (t.src >= envs_.size() || t.dst >= envs_.size() || t.src == t.dst) {
+        fail_transfer(i, Status(StatusCode::kInvalidArgument,
+                                "transfer '" + t.name + "' names ranks " +
+                                    std::to_string(t.src) + " -> " + std::to_string(t.dst)));
+        continue;
+      }
+      envs_[t.src].clock.schedule_after(t.send_offset_ns, [this, i] { do_send(i); });
+      envs_[t.dst].clock.schedule_after(t.recv_offset_ns, [this, i] { do_recv(i); });
+    }
+  }
+
+  Tensor make_source(const TensorTransfer& t, uint64_t key) {
+    Tensor tensor;
+    tensor.dtype = t.dtype;
+    tensor.shape = t.shape;
+    tensor.is_dead = t.is_dead;
+    if (t.is_dead) return tensor;
+    MemorySpace& memory = envs_[t.src].memory;
+    if (t.dtype == DataType::kString) {
+      tensor.strings = string_content(key, t.shape.num_elements().value_or(0), t.string_bytes);
+      return tensor;
+    }
+    uint64_t bytes = tensor.total_bytes();
+    SourceKey sk{t.src, t.name, t.src_kind, t.src_device, bytes};
+    auto it = sources_.find(sk);
+    if (it == sources_.end()) {
+      Result<Buffer> buffer = memory.allocate(t.src_kind, t.src_device, bytes);
+      if (!buffer.is_ok()) return tensor;  // send() reports the empty buffer
+      it = sources_.emplace(sk, *buffer).first;
+    }
+    tensor.buffer = it->second;
+    if (memory.holds_payload() && bytes > 0) {
+      scratch_.resize(bytes);
+      fill_content(key, scratch_);
+      Status st = memory.write_bytes(tensor.buffer, 0, scratch_);
+      (void)st;  // a failed fill shows up as a content mismatch at the receiver
+    }
+    return tensor;
+  }
+
+  void do_send(size_t i) {
+    const TensorTransfer& t = phase().transfers[i];
+    uint64_t key = content_key(seed_, step().step_id, t.name);
+    Tensor tensor = make_source(t, key);
+    if (!t.is_dead && is_dma_able(t.dtype) && tensor.buffer.length != tensor.total_bytes()) {
+      fail_transfer(i, Status(StatusCode::kOutOfMemory,
+                              "cannot allocate source tensor '" + t.name + "' on rank " +
+                                  std::to_string(t.src)));
+      return;
+    }
+    Status st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor));
+    if (!st.is_ok()) fail_transfer(i, st);
+  }
+
+  void do_recv(size_t i) {
+    const TensorTransfer& t = phase().transfers[i];
+    size_t step_index = step_index_;
+    size_t phase_index = phase_index_;
+    record(i).recv_called_ns = envs_[t.dst].clock.now_ns();
+    rdv_[t.dst]->recv(t.src, t.name, step().step_id, {t.dst_kind, t.dst_device},
+                      [this, i, step_index, phase_index](Status status, Tensor tensor) {
+                        on_recv_done(step_index, phase_index, i, std::move(status),
+                                     std::move(tensor));
+                      });
+  }
+
+  TransferResult& record(size_t i) { return result_.steps.back().transfers[first_result_ + i]; }
+
+  void on_recv_done(size_t step_index, size_t phase_index, size_t i, Status status,
+                    Tensor tensor) {
+    if (step_index != step_index_ || phase_index != phase_index_ || slots_[i].done) {
+      ++result_.recvs_completed_twice;
+      return;
+    }
+    const TensorTransfer& t = phase().transfers[i];
+    TransferResult& tr = record(i);
+    tr.done_ns = envs_[t.dst].clock.now_ns();
+    tr.status = status;
+    if (status.is_ok()) {
+      verify(t, tensor, tr);
+      rdv_[t.dst]->release(tensor);
+    } else {
+      ++result_.recvs_failed;
+    }
+    complete_slot(i);
+  }
+
+  void verify(const TensorTransfer& t, const Tensor& got, TransferResult& tr) {
+    MemorySpace& memory = envs_[t.dst].memory;
+    uint64_t key = content_key(seed_, step().step_id, t.name);
+    std::string why;
+    if (got.is_dead != t.is_dead) {
+      why = t.is_dead ? "expected a dead tensor" : "got a dead tensor";
+    } else if (!t.is_dead && (got.dtype != t.dtype || !(got.shape == t.shape))) {
+      why = "meta-data " + std::string(data_type_name(got.dtype)) + got.shape.to_string() +
+            ", sent " + data_type_name(t.dtype) + t.shape.to_string();
+    } else if (!t.is_dead && t.dtype == DataType::kString) {
+      auto expected = string_content(key, t.shape.num_elements().value_or(0), t.string_bytes);
+      tr.bytes = 0;
+      for (const auto& s : got.strings) tr.bytes += s.size();
+      if (memory.holds_payload() && got.strings != expected) why = "string content differs";
+    } else if (!t.is_dead) {
+      tr.bytes = got.total_bytes();
+      if (got.buffer.length < tr.bytes) {
+        why = "result buffer shorter than the tensor";
+      } else if (got.buffer.kind != t.dst_kind) {
+        why = std::string("result in ") + memory_kind_name(got.buffer.kind) + ", wanted " +
+              memory_kind_name(t.dst_kind);
+      } else if (memory.holds_payload() && tr.bytes > 0) {
+        scratch_.resize(tr.bytes);
+        Status st = memory.read_bytes(got.buffer, 0, scratch_);
+        size_t at = st.is_ok() ? first_content_mismatch(key, scratch_) : 0;
+        if (!st.is_ok()) {
+          why = "cannot read result: " + st.to_string();
+        } else if (at != scratch_.size()) {
+          why = "content differs at byte " + std::to_string(at);
+        }
+      }
+    }
+    if (why.empty()) {
+      tr.verified = memory.holds_payload();
+    } else {
+      tr.mismatch = why;
+      ++result_.content_mismatches;
+    }
+  }
+
+  void fail_transfer(size_t i, Status status) {
+    if (slots_[i].done) return;
+    record(i).status = std::move(status);
+    record(i).done_ns = clock0().now_ns();
+    ++result_.recvs_failed;
+    complete_slot(i);
+  }
+
+  void complete_slot(size_t i) {
+    slots_[i].done = true;
+    if (--recvs_left_ == 0) finish_phase();
+  }
+
+  void finish_phase() {
+    size_t next_phase = phase_index_ + 1;
+    if (next_phase < step().phases.size()) {
+      schedule_phase(step_index_, next_phase);
+      return;
+    }
+    result_.steps.back().end_ns = clock0().now_ns();
+    if (on_progress_) on_progress_(step_index_ + 1, workload_.steps.size());
+    if (step_index_ + 1 < workload_.steps.size()) {
+      schedule_phase(step_index_ + 1, 0);
+    } else {
+      result_.finished = true;
+    }
+  }
+
+  Workload workload_;
+  uint64_t seed_;
+  std::vector<RankEnv> envs_;
+  std::vector<tf_verbs::RdmaRendezvous*> rdv_;
+  std::map<SourceKey, Buffer> sources_;
+  std::vector<std::byte> scratch_;
+  std::vector<RecvSlot> slots_;
+  size_t step_index_ = 0;
+  size_t phase_index_ = 0;
+  size_t first_result_ = 0;
+  size_t recvs_left_ = 0;
+  TimeNs phase_start_ns_ = 0;
+};
+
+WorkloadDriver::WorkloadDriver(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
+                               std::vector<tf_verbs::RdmaRendezvous*> rendezvous)
+    : impl_(std::make_unique<Impl>(workload, seed, std::move(envs), std::move(rendezvous))) {}
+WorkloadDriver::~WorkloadDriver() = default;
+
+void WorkloadDriver::start() { impl_->start(); }
+void WorkloadDriver::set_progress_callback(std::function<void(size_t, size_t)> on_progress) {
+  impl_->on_progress_ = std::move(on_progress);
+}
+bool WorkloadDriver::finished() const { return impl_->result_.finished; }
+void WorkloadDriver::release_memory() { impl_->release_memory(); }
+const WorkloadResult& WorkloadDriver::result() const { return impl_->result_; }
+
+}  // namespace tensorwire

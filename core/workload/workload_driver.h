@@ -1,0 +1,74 @@
+// Plays a Workload against one RdmaRendezvous per rank: at each phase it
+// calls Send and Recv at their offsets, checks every delivered tensor against
+// what was sent (payload mode), and starts the next phase when every Recv of
+// this one has finished. It only schedules; the backend's progress loop runs it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/rank_env.h"
+#include "core/workload/workload.h"
+
+namespace tensorwire {
+
+struct TransferResult {
+  uint64_t step_id = 0;
+  std::string phase;
+  std::string name;
+  RankId src = 0;
+  RankId dst = 0;
+  uint64_t bytes = 0;         // content bytes (proto bytes for strings, 0 when dead)
+  TimeNs recv_called_ns = 0;  // when the application called Recv
+  TimeNs done_ns = 0;         // when Recv's done callback ran
+  Status status;              // what Recv reported
+  bool verified = false;      // content checked equal to what was sent (payload mode)
+  std::string mismatch;       // why verification failed, empty when it did not
+};
+
+struct StepResult {
+  uint64_t step_id = 0;
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  std::vector<TransferResult> transfers;
+};
+
+struct WorkloadResult {
+  std::vector<StepResult> steps;
+  bool finished = false;        // every step ran to its end
+  uint64_t recvs_failed = 0;    // Recv done with an error status
+  uint64_t content_mismatches = 0;
+  uint64_t recvs_completed_twice = 0;  // a done callback ran more than once (a protocol bug)
+};
+
+class WorkloadDriver {
+ public:
+  // `envs[r]` and `rendezvous[r]` for every rank r; neither is owned.
+  WorkloadDriver(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
+                 std::vector<tf_verbs::RdmaRendezvous*> rendezvous);
+  ~WorkloadDriver();
+  WorkloadDriver(const WorkloadDriver&) = delete;
+  WorkloadDriver& operator=(const WorkloadDriver&) = delete;
+
+  // Schedule the first phase. The caller then runs the backend until idle.
+  void start();
+  // Called by the driver after every phase, with (steps finished, steps total).
+  void set_progress_callback(std::function<void(size_t, size_t)> on_progress);
+
+  bool finished() const;
+  // Frees the source tensors the driver allocated. Call once the backend is idle.
+  void release_memory();
+  const WorkloadResult& result() const;
+
+ private:
+  struct SourceKey;
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tensorwire

@@ -1,0 +1,89 @@
+#include "runner/simulation_run.h"
+
+#include <memory>
+#include <string>
+
+#include "backend_sim/simulator.h"
+
+namespace tensorwire {
+
+SimulationReport run_simulation(const Scenario& scenario, const SimulationOptions& options,
+                                TraceSink& trace, ProgressCallback on_progress) {
+  SimulationReport report;
+  report.scenario_name = scenario.name;
+  report.scenario_path = scenario.source_path;
+  report.seed = options.has_seed ? options.seed : scenario.seed;
+  report.payload = scenario.payload && !options.timing_only;
+
+  sim::SimOptions sim_options;
+  sim_options.seed = report.seed;
+  sim_options.payload = report.payload;
+  sim::Simulator simulator(scenario.cluster, sim_options, trace);
+  report.ranks = simulator.world_size();
+
+  std::vector<std::unique_ptr<tf_verbs::RdmaRendezvous>> rendezvous;
+  std::vector<tf_verbs::RdmaRendezvous*> rendezvous_ptrs;
+  std::vector<RankEnv> envs;
+  for (RankId r = 0; r < report.ranks; ++r) {
+    envs.push_back(simulator.env(r));
+    rendezvous.push_back(std::make_unique<tf_verbs::RdmaRendezvous>(envs.back(), scenario.tf_verbs));
+    rendezvous_ptrs.push_back(rendezvous.back().get());
+    Status st = rendezvous.back()->start();
+    if (!st.is_ok()) {
+      report.problems.push_back("rank " + std::to_string(r) + ": start failed: " + st.to_string());
+      return report;
+    }
+  }
+
+  WorkloadDriver driver(scenario.workload, report.seed, envs, rendezvous_ptrs);
+  if (on_progress) driver.set_progress_callback(on_progress);
+  driver.start();
+  simulator.run();
+  driver.release_memory();
+
+  report.simulated_end_ns = simulator.now_ns();
+  report.events_processed = simulator.events_processed();
+  report.workload = driver.result();
+  for (RankId r = 0; r < report.ranks; ++r) {
+    report.rank_stats.push_back(simulator.stats(r));
+    report.protocol_stats.push_back(rendezvous[r]->stats());
+  }
+  report.total_stats = simulator.total_stats();
+
+  // Every check a run must pass; each failure is one line naming what and where.
+  const WorkloadResult& w = report.workload;
+  if (!w.finished) {
+    report.problems.push_back(
+        "liveness: the simulator went idle with the workload unfinished (step " +
+        std::to_string(w.steps.empty() ? 0 : w.steps.back().step_id) + ")");
+  }
+  for (const StepResult& s : w.steps) {
+    for (const TransferResult& t : s.transfers) {
+      if (!t.status.is_ok()) {
+        report.problems.push_back("step " + std::to_string(s.step_id) + " '" + t.name + "' " +
+                                  std::to_string(t.src) + "->" + std::to_string(t.dst) +
+                                  ": recv failed: " + t.status.to_string());
+      } else if (!t.mismatch.empty()) {
+        report.problems.push_back("step " + std::to_string(s.step_id) + " '" + t.name + "' " +
+                                  std::to_string(t.src) + "->" + std::to_string(t.dst) +
+                                  ": " + t.mismatch);
+      }
+    }
+  }
+  if (w.recvs_completed_twice > 0) {
+    report.problems.push_back(std::to_string(w.recvs_completed_twice) +
+                              " Recv done callbacks ran more than once");
+  }
+  for (RankId r = 0; r < report.ranks; ++r) {
+    if (rendezvous[r]->outstanding_requests() != 0 || rendezvous[r]->pending_responses() != 0) {
+      report.problems.push_back("rank " + std::to_string(r) + ": " +
+                                std::to_string(rendezvous[r]->outstanding_requests()) +
+                                " requests and " +
+                                std::to_string(rendezvous[r]->pending_responses()) +
+                                " responses still pending at the end");
+    }
+  }
+  return report;
+}
+
+}  // namespace tensorwire

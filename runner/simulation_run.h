@@ -1,0 +1,48 @@
+// Runs a scenario on the simulator: builds the simulated cluster, one
+// RdmaRendezvous per rank, plays the workload, and collects what happened.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend_sim/sim_stats.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/trace_sink.h"
+#include "core/workload/workload_driver.h"
+#include "scenario/scenario.h"
+
+namespace tensorwire {
+
+struct SimulationOptions {
+  bool timing_only = false;  // override the scenario's [run] mode
+  uint64_t seed = 0;         // 0: the scenario's seed
+  bool has_seed = false;
+};
+
+struct SimulationReport {
+  std::string scenario_name;
+  std::string scenario_path;
+  std::string backend = "sim";
+  uint64_t seed = 0;
+  bool payload = true;
+  uint32_t ranks = 0;
+  TimeNs simulated_end_ns = 0;
+  uint64_t events_processed = 0;
+  WorkloadResult workload;
+  std::vector<sim::SimStats> rank_stats;
+  sim::SimStats total_stats;
+  std::vector<tf_verbs::RendezvousStats> protocol_stats;  // per rank
+  // What went wrong, one line each (empty when the run passed every check).
+  std::vector<std::string> problems;
+
+  bool passed() const { return problems.empty(); }
+};
+
+using ProgressCallback = std::function<void(size_t steps_done, size_t steps_total)>;
+
+SimulationReport run_simulation(const Scenario& scenario, const SimulationOptions& options,
+                                TraceSink& trace, ProgressCallback on_progress = {});
+
+}  // namespace tensorwire
