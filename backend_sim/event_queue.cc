@@ -1,0 +1,135 @@
+#include "backend_sim/event_queue.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tensorwire::sim {
+
+EventQueue::EventQueue() = default;
+EventQueue::~EventQueue() = default;
+
+EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind,
+                                std::function<void()> fn) {
+  if (at_ns < now_ns_) at_ns = now_ns_;  // the past is not schedulable
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  const uint64_t sequence = next_sequence_++;
+  Slot& s = slots_[slot];
+  s.fn = std::move(fn);
+  s.sequence = sequence;
+  s.rank = rank;
+  s.kind = kind;
+  heap_.push_back({at_ns, sequence, slot});
+  std::push_heap(heap_.begin(), heap_.end(), later);
+  ++live_;
+  return {slot, sequence};
+}
+
+void EventQueue::cancel(EventId id) {
+  if (!is_pending(id)) return;
+  Slot& s = slots_[id.slot];
+  s.sequence = 0;  // the heap entry stays; it is dropped when it surfaces
+  s.fn = nullptr;
+  --live_;
+}
+
+bool EventQueue::is_pending(EventId id) const {
+  return id.valid() && id.slot < slots_.size() && slots_[id.slot].sequence == id.sequence;
+}
+
+void EventQueue::pop_heap_top() {
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  heap_.pop_back();
+}
+
+// Pops heap entries until one whose slot is still live; frees cancelled slots.
+bool EventQueue::pop_live(HeapEntry& out) {
+  while (!heap_.empty()) {
+    HeapEntry top = heap_.front();
+    pop_heap_top();
+    if (slots_[top.slot].sequence == top.sequence) {
+      out = top;
+      return true;
+    }
+    // Cancelled: the slot can be reused now that its heap entry is gone.
+    free_slots_.push_back(top.slot);
+  }
+  return false;
+}
+
+void EventQueue::run_slot(uint32_t slot) {
+  std::function<void()> fn = std::move(slots_[slot].fn);
+  slots_[slot].fn = nullptr;
+  slots_[slot].sequence = 0;
+  free_slots_.push_back(slot);
+  --live_;
+  ++processed_;
+  fn();
+}
+
+bool EventQueue::run_next() {
+  if (!scheduler_) {
+    HeapEntry e;
+    if (!pop_live(e)) return false;
+    now_ns_ = std::max(now_ns_, e.at_ns);
+    run_slot(e.slot);
+    return true;
+  }
+  // Scheduler path: gather every live event due at the earliest time, let the
+  // scheduler pick one, put the rest back (their sequence numbers keep FIFO
+  // order for the next round).
+  ready_.clear();
+  HeapEntry first;
+  if (!pop_live(first)) return false;
+  ready_.push_back(first);
+  while (!heap_.empty() && heap_.front().at_ns == first.at_ns) {
+    HeapEntry e;
+    if (!pop_live(e)) break;
+    if (e.at_ns != first.at_ns) {
+      heap_.push_back(e);
+      std::push_heap(heap_.begin(), heap_.end(), later);
+      break;
+    }
+    ready_.push_back(e);
+  }
+  ready_info_.clear();
+  for (const HeapEntry& e : ready_) {
+    ready_info_.push_back({e.sequence, slots_[e.slot].rank, slots_[e.slot].kind});
+  }
+  size_t pick = ready_.size() == 1 ? 0 : scheduler_->pick(ready_info_);
+  if (pick >= ready_.size()) pick = 0;
+  for (size_t i = 0; i < ready_.size(); ++i) {
+    if (i == pick) continue;
+    heap_.push_back(ready_[i]);
+    std::push_heap(heap_.begin(), heap_.end(), later);
+  }
+  now_ns_ = std::max(now_ns_, first.at_ns);
+  run_slot(ready_[pick].slot);
+  return true;
+}
+
+bool EventQueue::next_time(TimeNs& at_ns) {
+  while (!heap_.empty()) {
+    const HeapEntry& top = heap_.front();
+    if (slots_[top.slot].sequence == top.sequence) {
+      at_ns = top.at_ns;
+      return true;
+    }
+    const uint32_t slot = top.slot;
+    pop_heap_top();
+    free_slots_.push_back(slot);  // a cancelled event's slot
+  }
+  return false;
+}
+
+void EventQueue::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
+  scheduler_ = std::move(scheduler);
+}
+
+}  // namespace tensorwire::sim

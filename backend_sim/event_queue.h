@@ -1,0 +1,82 @@
+// The simulator's one queue of pending events, ordered by (time, sequence).
+// Ties at the same time go to a Scheduler when one is installed; the default is
+// insertion order. Cancelled events are dropped when they surface and are not
+// counted as processed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "backend_sim/scheduler.h"
+#include "core/clock.h"
+
+namespace tensorwire::sim {
+
+struct EventId {
+  uint32_t slot = 0;
+  uint64_t sequence = 0;  // 0: no event
+  bool valid() const { return sequence != 0; }
+};
+
+class EventQueue {
+ public:
+  EventQueue();
+  ~EventQueue();
+
+  TimeNs now_ns() const { return now_ns_; }
+  // `rank` and `kind` are what a Scheduler sees.
+  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, std::function<void()> fn);
+  EventId schedule_after(TimeNs delay_ns, uint32_t rank, const char* kind,
+                         std::function<void()> fn) {
+    return schedule_at(now_ns_ + (delay_ns > 0 ? delay_ns : 0), rank, kind, std::move(fn));
+  }
+  // No-op for an event that already ran or was cancelled.
+  void cancel(EventId id);
+  bool is_pending(EventId id) const;
+
+  // Runs the next live event; false when there is none.
+  bool run_next();
+  // Time of the earliest live event; false when there is none.
+  bool next_time(TimeNs& at_ns);
+  void advance_to(TimeNs at_ns) {
+    if (at_ns > now_ns_) now_ns_ = at_ns;
+  }
+  bool empty() const { return live_ == 0; }
+  uint64_t processed() const { return processed_; }
+
+  void set_scheduler(std::unique_ptr<Scheduler> scheduler);
+
+ private:
+  struct HeapEntry {
+    TimeNs at_ns;
+    uint64_t sequence;
+    uint32_t slot;
+  };
+  struct Slot {
+    std::function<void()> fn;
+    uint64_t sequence = 0;  // 0 when free or cancelled
+    uint32_t rank = 0;
+    const char* kind = "";
+  };
+  static bool later(const HeapEntry& a, const HeapEntry& b) {
+    return a.at_ns != b.at_ns ? a.at_ns > b.at_ns : a.sequence > b.sequence;
+  }
+  void pop_heap_top();
+  bool pop_live(HeapEntry& out);
+  void run_slot(uint32_t slot);
+
+  std::vector<HeapEntry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::unique_ptr<Scheduler> scheduler_;  // null: insertion order
+  std::vector<HeapEntry> ready_;          // scratch for the scheduler path
+  std::vector<ReadyEvent> ready_info_;
+  TimeNs now_ns_ = 0;
+  uint64_t next_sequence_ = 1;
+  uint64_t processed_ = 0;
+  uint64_t live_ = 0;
+};
+
+}  // namespace tensorwire::sim

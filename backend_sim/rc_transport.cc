@@ -1,0 +1,430 @@
+#include "backend_sim/rc_transport.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace tensorwire::sim {
+namespace {
+
+const char* opcode_name(WorkOpcode op) {
+  switch (op) {
+    case WorkOpcode::kSend: return "send";
+    case WorkOpcode::kRdmaWrite: return "rdma write";
+    case WorkOpcode::kRdmaWriteWithImm: return "rdma write with imm";
+    case WorkOpcode::kRdmaRead: return "rdma read";
+  }
+  return "?";
+}
+
+CompletionOpcode sender_opcode(WorkOpcode op) {
+  switch (op) {
+    case WorkOpcode::kSend: return CompletionOpcode::kSend;
+    case WorkOpcode::kRdmaRead: return CompletionOpcode::kRdmaRead;
+    default: return CompletionOpcode::kRdmaWrite;
+  }
+}
+
+bool valid_opcode(WorkOpcode op) {
+  return static_cast<uint8_t>(op) <= static_cast<uint8_t>(WorkOpcode::kRdmaRead);
+}
+
+}  // namespace
+
+RcTransport::RcTransport(SimContext& context, std::vector<SimMemorySpace*> memories,
+                         std::vector<MemoryRegistry*> registries)
+    : context_(context), memories_(std::move(memories)), registries_(std::move(registries)),
+      ports_(context, context.cluster.nodes, context.cluster.nic_bandwidth_bytes_per_s),
+      qps_(context.cluster.nodes, std::vector<QueuePair>(context.cluster.nodes)),
+      handlers_(context.cluster.nodes) {}
+
+void RcTransport::set_handler(uint32_t rank, CompletionHandler handler) {
+  handlers_[rank] = std::move(handler);
+}
+
+Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkRequest& wr) {
+  QueuePair& qp = qps_[rank][peer];
+  if (!valid_opcode(wr.opcode)) {
+    return {StatusCode::kInvalidArgument, "post_send: unknown opcode"};
+  }
+  if (qp.state == QpState::kError) {
+    return {StatusCode::kQpError, "post_send: queue pair to rank " + std::to_string(peer) +
+                                      " is in the error state"};
+  }
+  if (qp.outstanding.size() >= context_.cluster.send_queue_depth) {
+    return {StatusCode::kNoResource, "post_send: send queue full"};
+  }
+  const uint64_t seq = next_seq_++;
+  qp.outstanding.emplace(seq, wr);
+  qp.send_queue.push_back(seq);
+  pump(rank, peer);
+  return {};
+}
+
+Status RcTransport::post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr) {
+  QueuePair& qp = qps_[rank][peer];
+  if (qp.state == QpState::kError) {
+    return {StatusCode::kQpError, "post_recv: queue pair to rank " + std::to_string(peer) +
+                                      " is in the error state"};
+  }
+  qp.recvs.push_back(wr);
+  // A sender may be waiting (receiver-not-ready) for exactly this receive.
+  if (!qp.arrivals.empty() && !qp.rnr_waiting) process_arrivals(rank, peer);
+  return {};
+}
+
+// Puts the next queued work request on the wire once the QP is free and the
+// rank's CPU has finished what it was doing when it posted.
+void RcTransport::pump(uint32_t rank, uint32_t peer) {
+  QueuePair& qp = qps_[rank][peer];
+  if (qp.wire_busy || qp.send_queue.empty() || qp.state == QpState::kError) return;
+  if (context_.events.is_pending(qp.pump_event)) return;
+  const TimeNs ready = context_.cpu_ready_ns(rank);
+  if (ready > context_.now()) {
+    qp.pump_event = context_.events.schedule_at(ready, rank, "post",
+                                                [this, rank, peer] { pump(rank, peer); });
+    return;
+  }
+  const uint64_t seq = qp.send_queue.front();
+  qp.send_queue.pop_front();
+  auto it = qp.outstanding.find(seq);
+  if (it == qp.outstanding.end()) return;
+  const SendWorkRequest wr = it->second;
+
+  const Access local_need = wr.opcode == WorkOpcode::kRdmaRead ? Access::kLocalWrite : Access::kNone;
+  Status local = registries_[rank]->check_local(wr.local.lkey, wr.local.addr, wr.local.length,
+                                                local_need);
+  std::span<std::byte> source;
+  if (local.is_ok() && wr.local.length > 0) {
+    if (memories_[rank]->find(wr.local.addr, wr.local.length) == nullptr) {
+      local = Status(StatusCode::kNotFound, "local memory was freed");
+    }
+    // Empty when the allocation holds no bytes (timing-only mode).
+    source = memories_[rank]->bytes_at(wr.local.addr, wr.local.length);
+  }
+  if (!local.is_ok()) {
+    trace_error(rank, peer, opcode_name(wr.opcode), local);
+    complete_send(rank, peer, seq, context_.now(), CompletionStatus::kLocalProtectionError, 0);
+    return;
+  }
+  if (wr.opcode == WorkOpcode::kRdmaRead) {
+    start_read(rank, peer, seq, wr);
+    return;
+  }
+  Arrival arrival;
+  arrival.seq = seq;
+  arrival.wr = wr;
+  arrival.payload.assign(source.begin(), source.end());
+  qps_[peer][rank].arrivals.push_back(std::move(arrival));
+  qp.wire_busy = true;
+  qp.flow_live = true;
+  const TimeNs started = context_.now();
+  qp.flow = ports_.start(rank, peer, wr.local.length,
+                         [this, rank, peer, seq, started] { on_drained(rank, peer, seq, started); });
+}
+
+void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs started_ns) {
+  QueuePair& qp = qps_[rank][peer];
+  qp.wire_busy = false;
+  qp.flow_live = false;
+  const TimeNs latency = context_.cluster.nic_latency_ns;
+  if (context_.tracing) {
+    auto it = qp.outstanding.find(seq);
+    if (it != qp.outstanding.end()) {
+      const std::string detail = "rank " + std::to_string(rank) + " -> rank " +
+                                 std::to_string(peer) + ", " +
+                                 std::to_string(it->second.local.length) + " bytes";
+      const TimeNs duration = context_.now() - started_ns;
+      context_.trace.slice("node" + std::to_string(rank) + "/nic tx to node" + std::to_string(peer),
+                           opcode_name(it->second.opcode), started_ns, duration, detail);
+      context_.trace.slice("node" + std::to_string(peer) + "/nic rx from node" + std::to_string(rank),
+                           opcode_name(it->second.opcode), started_ns + latency, duration, detail);
+    }
+  }
+  context_.events.schedule_after(latency, peer, "arrival", [this, rank, peer, seq] {
+    QueuePair& in = qps_[peer][rank];
+    for (Arrival& a : in.arrivals) {
+      if (a.seq == seq) {
+        a.arrived = true;
+        break;
+      }
+    }
+    process_arrivals(peer, rank);
+  });
+  pump(rank, peer);
+}
+
+void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const SendWorkRequest& wr) {
+  QueuePair& qp = qps_[rank][peer];
+  qp.wire_busy = true;
+  const TimeNs latency = context_.cluster.nic_latency_ns;
+  // The read request crosses the wire; the responder checks the rkey and sends the data back.
+  context_.events.schedule_after(latency, peer, "arrival", [this, rank, peer, seq, wr, latency] {
+    if (qps_[rank][peer].outstanding.count(seq) == 0) return;  // flushed meanwhile
+    if (qps_[peer][rank].state == QpState::kError || context_.crashed[peer]) {
+      complete_send(rank, peer, seq, context_.now() + latency, CompletionStatus::kRetryExceeded, 0);
+      return;
+    }
+    Status remote = registries_[peer]->check_remote(wr.rkey, wr.remote_addr, wr.local.length,
+                                                    Access::kRemoteRead);
+    std::span<std::byte> source;
+    if (remote.is_ok() && wr.local.length > 0) {
+      if (memories_[peer]->find(wr.remote_addr, wr.local.length) == nullptr) {
+        remote = Status(StatusCode::kNotFound, "remote memory was freed");
+      }
+      source = memories_[peer]->bytes_at(wr.remote_addr, wr.local.length);
+    }
+    if (!remote.is_ok()) {
+      trace_error(peer, rank, "rdma read (responder)", remote);
+      enter_error(peer, rank, CompletionStatus::kWorkRequestFlushed);
+      complete_send(rank, peer, seq, context_.now() + latency,
+                    CompletionStatus::kRemoteAccessError, 0);
+      return;
+    }
+    std::vector<std::byte> data(source.begin(), source.end());
+    QueuePair& qp_back = qps_[rank][peer];
+    qp_back.flow_live = true;
+    const TimeNs started = context_.now();
+    qp_back.flow = ports_.start(
+        peer, rank, wr.local.length,
+        [this, rank, peer, seq, wr, latency, started, data = std::move(data)]() mutable {
+          qps_[rank][peer].flow_live = false;
+          context_.stats[peer].bytes_on_wire_tx += wr.local.length;
+          if (context_.tracing) {
+            context_.trace.slice("node" + std::to_string(peer) + "/nic tx to node" +
+                                     std::to_string(rank),
+                                 "rdma read response", started, context_.now() - started,
+                                 std::to_string(wr.local.length) + " bytes");
+          }
+          context_.events.schedule_after(
+              latency, rank, "arrival", [this, rank, peer, seq, wr, data = std::move(data)] {
+                QueuePair& q = qps_[rank][peer];
+                if (q.outstanding.count(seq) == 0) return;
+                q.wire_busy = false;
+                if (!data.empty()) {
+                  std::span<std::byte> dst =
+                      memories_[rank]->bytes_at(wr.local.addr, data.size(), /*for_write=*/true);
+                  if (!dst.empty()) std::memcpy(dst.data(), data.data(), data.size());
+                }
+                context_.stats[rank].rdma_reads += 1;
+                complete_send(rank, peer, seq, context_.now(), CompletionStatus::kSuccess,
+                              wr.local.length);
+                pump(rank, peer);
+              });
+        });
+  });
+}
+
+void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
+  QueuePair& in = qps_[receiver][sender];
+  const TimeNs latency = context_.cluster.nic_latency_ns;
+  while (!in.rnr_waiting && !in.arrivals.empty() && in.arrivals.front().arrived) {
+    Arrival a = std::move(in.arrivals.front());
+    in.arrivals.pop_front();
+    const SendWorkRequest& wr = a.wr;
+    const uint32_t length = wr.local.length;
+    if (in.state == QpState::kError || context_.crashed[receiver]) {
+      // Nobody answers: the sender's transport retries run out.
+      complete_send(sender, receiver, a.seq, context_.now() + latency,
+                    CompletionStatus::kRetryExceeded, 0);
+      continue;
+    }
+    const bool needs_recv =
+        wr.opcode == WorkOpcode::kSend || wr.opcode == WorkOpcode::kRdmaWriteWithImm;
+    if (needs_recv && in.recvs.empty()) {
+      a.rnr_tries += 1;
+      context_.stats[sender].rnr_retries += 1;
+      const uint32_t limit = context_.cluster.rnr_retry_count;
+      if (limit != 7 && a.rnr_tries > limit) {
+        trace_error(sender, receiver, opcode_name(wr.opcode),
+                    Status(StatusCode::kNoResource, "receiver not ready, retries exhausted"));
+        complete_send(sender, receiver, a.seq, context_.now() + latency,
+                      CompletionStatus::kRnrRetryExceeded, 0);
+        continue;
+      }
+      in.arrivals.push_front(std::move(a));
+      in.rnr_waiting = true;
+      context_.events.schedule_after(context_.cluster.rnr_delay_ns, sender, "rnr retry",
+                                     [this, receiver, sender] {
+                                       qps_[receiver][sender].rnr_waiting = false;
+                                       process_arrivals(receiver, sender);
+                                     });
+      return;
+    }
+    // Where the bytes go, and whether the receiver allows it.
+    Status check;
+    uint64_t dst_addr = 0;
+    RecvWorkRequest recv;
+    if (wr.opcode == WorkOpcode::kSend) {
+      recv = in.recvs.front();
+      if (length > recv.local.length) {
+        check = Status(StatusCode::kInvalidArgument,
+                       "send of " + std::to_string(length) + " bytes into a receive of " +
+                           std::to_string(recv.local.length));
+      } else {
+        check = registries_[receiver]->check_local(recv.local.lkey, recv.local.addr, length,
+                                                   Access::kLocalWrite);
+      }
+      dst_addr = recv.local.addr;
+      if (!check.is_ok()) {
+        in.recvs.pop_front();
+        trace_error(receiver, sender, "receive", check);
+        Completion c;
+        c.wr_id = recv.wr_id;
+        c.opcode = CompletionOpcode::kRecv;
+        c.status = length > recv.local.length ? CompletionStatus::kLocalLengthError
+                                              : CompletionStatus::kLocalProtectionError;
+        deliver(receiver, sender, context_.now(), c);
+        enter_error(receiver, sender, CompletionStatus::kWorkRequestFlushed);
+        complete_send(sender, receiver, a.seq, context_.now() + latency,
+                      CompletionStatus::kRemoteAccessError, 0);
+        continue;
+      }
+    } else {
+      check = registries_[receiver]->check_remote(wr.rkey, wr.remote_addr, length,
+                                                  Access::kRemoteWrite);
+      dst_addr = wr.remote_addr;
+      if (!check.is_ok()) {
+        trace_error(receiver, sender, "rdma write (responder)", check);
+        enter_error(receiver, sender, CompletionStatus::kWorkRequestFlushed);
+        complete_send(sender, receiver, a.seq, context_.now() + latency,
+                      CompletionStatus::kRemoteAccessError, 0);
+        continue;
+      }
+    }
+    // Place the bytes.
+    if (!a.payload.empty()) {
+      std::span<std::byte> dst =
+          memories_[receiver]->bytes_at(dst_addr, a.payload.size(), /*for_write=*/true);
+      if (!dst.empty()) std::memcpy(dst.data(), a.payload.data(), a.payload.size());
+    }
+    if (wr.opcode != WorkOpcode::kSend && length > 0 && context_.observer != nullptr) {
+      context_.observer->on_remote_write_landed(receiver, dst_addr, length,
+                                                wr.opcode == WorkOpcode::kRdmaWriteWithImm,
+                                                wr.imm_data);
+    }
+    SimStats& s = context_.stats[sender];
+    s.bytes_on_wire_tx += length;
+    if (wr.opcode == WorkOpcode::kSend) s.sends += 1;
+    if (wr.opcode == WorkOpcode::kRdmaWrite) s.rdma_writes += 1;
+    if (wr.opcode == WorkOpcode::kRdmaWriteWithImm) s.rdma_writes_with_imm += 1;
+    if (needs_recv) {
+      Completion c;
+      c.wr_id = wr.opcode == WorkOpcode::kSend ? recv.wr_id : in.recvs.front().wr_id;
+      c.opcode = wr.opcode == WorkOpcode::kSend ? CompletionOpcode::kRecv
+                                                : CompletionOpcode::kRecvRdmaWithImm;
+      c.byte_len = length;
+      c.has_imm = wr.opcode == WorkOpcode::kRdmaWriteWithImm;
+      c.imm_data = c.has_imm ? wr.imm_data : 0;
+      in.recvs.pop_front();
+      deliver(receiver, sender, context_.now(), c);
+    }
+    complete_send(sender, receiver, a.seq, context_.now() + latency, CompletionStatus::kSuccess,
+                  length);
+  }
+}
+
+void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs at,
+                                CompletionStatus status, uint32_t byte_len) {
+  QueuePair& qp = qps_[rank][peer];
+  if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
+  qp.last_completion_ns = at;
+  context_.events.schedule_at(at, rank, "completion", [this, rank, peer, seq, status, byte_len] {
+    QueuePair& q = qps_[rank][peer];
+    auto it = q.outstanding.find(seq);
+    if (it == q.outstanding.end()) return;  // flushed when the QP broke
+    Completion c;
+    c.wr_id = it->second.wr_id;
+    c.qp = QpHandle{peer + 1};
+    c.peer = peer;
+    c.opcode = sender_opcode(it->second.opcode);
+    c.status = status;
+    c.byte_len = byte_len;
+    q.outstanding.erase(it);
+    hand_over(rank, c);
+    // The failing request completes first, then the QP flushes the rest.
+    if (status != CompletionStatus::kSuccess) {
+      enter_error(rank, peer, CompletionStatus::kWorkRequestFlushed);
+    }
+  });
+}
+
+void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion) {
+  QueuePair& qp = qps_[rank][peer];
+  completion.qp = QpHandle{peer + 1};
+  completion.peer = peer;
+  // Completions of one QP never share a time stamp, so a scheduler that
+  // reorders same-time events cannot reorder a QP's completions.
+  if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
+  qp.last_completion_ns = at;
+  context_.events.schedule_at(at, rank, "completion",
+                              [this, rank, completion] { hand_over(rank, completion); });
+}
+
+void RcTransport::hand_over(uint32_t rank, const Completion& completion) {
+  if (context_.crashed[rank]) return;
+  if (completion.status != CompletionStatus::kSuccess) context_.stats[rank].completions_error += 1;
+  if (context_.observer != nullptr) context_.observer->on_completion(rank, completion);
+  if (handlers_[rank]) handlers_[rank](completion);
+}
+
+void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus first_status) {
+  QueuePair& qp = qps_[rank][peer];
+  if (qp.state == QpState::kError) return;
+  qp.state = QpState::kError;
+  if (qp.flow_live) {
+    ports_.cancel(qp.flow);
+    qp.flow_live = false;
+  }
+  context_.events.cancel(qp.pump_event);
+  qp.wire_busy = false;
+  qp.send_queue.clear();
+  // What this QP sent that the peer has not processed is lost with it.
+  qps_[peer][rank].arrivals.clear();
+  bool first = true;
+  for (auto& [seq, wr] : qp.outstanding) {
+    Completion c;
+    c.wr_id = wr.wr_id;
+    c.opcode = sender_opcode(wr.opcode);
+    c.status = first ? first_status : CompletionStatus::kWorkRequestFlushed;
+    first = false;
+    deliver(rank, peer, context_.now(), c);
+  }
+  qp.outstanding.clear();
+  for (const RecvWorkRequest& r : qp.recvs) {
+    Completion c;
+    c.wr_id = r.wr_id;
+    c.opcode = CompletionOpcode::kRecv;
+    c.status = CompletionStatus::kWorkRequestFlushed;
+    deliver(rank, peer, context_.now(), c);
+  }
+  qp.recvs.clear();
+  qp.arrivals.clear();
+  if (context_.tracing) {
+    context_.trace.instant("rank " + std::to_string(rank), "queue pair error", context_.now(),
+                           "to rank " + std::to_string(peer));
+  }
+}
+
+void RcTransport::trace_error(uint32_t rank, uint32_t peer, const char* what, const Status& why) {
+  if (!context_.tracing) return;
+  context_.trace.instant("rank " + std::to_string(rank), std::string(what) + " failed",
+                         context_.now(), "peer rank " + std::to_string(peer) + ": " + why.to_string());
+}
+
+void RcTransport::break_pair(uint32_t a, uint32_t b) {
+  enter_error(a, b, CompletionStatus::kWorkRequestFlushed);
+  enter_error(b, a, CompletionStatus::kWorkRequestFlushed);
+}
+
+void RcTransport::crash(uint32_t rank) {
+  context_.crashed[rank] = true;
+  for (uint32_t p = 0; p < qps_.size(); ++p) {
+    if (p == rank) continue;
+    enter_error(rank, p, CompletionStatus::kWorkRequestFlushed);
+    enter_error(p, rank, CompletionStatus::kRetryExceeded);
+  }
+}
+
+}  // namespace tensorwire::sim

@@ -1,0 +1,90 @@
+// Reliable-connected queue pairs between every pair of simulated ranks, with
+// verbs semantics: each QP moves its work requests one at a time through the
+// ports (in order), a send needs a receive the peer posted in advance (else
+// receiver-not-ready and a retry), RDMA writes and reads are checked against
+// the target's registered regions, and any error moves the QP to the error
+// state and flushes its outstanding work, as on an HCA.
+//
+// Timing of one operation of `n` bytes between idle ports:
+//   send / write:  the receiver's completion at latency + n/bandwidth, the
+//                  sender's one latency later (the acknowledgement);
+//   read:          the request takes one latency, the data latency + n/bandwidth.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "backend_sim/fair_share_ports.h"
+#include "backend_sim/memory_registry.h"
+#include "backend_sim/sim_context.h"
+#include "backend_sim/sim_memory.h"
+#include "core/nic.h"
+
+namespace tensorwire::sim {
+
+class RcTransport {
+ public:
+  RcTransport(SimContext& context, std::vector<SimMemorySpace*> memories,
+              std::vector<MemoryRegistry*> registries);
+
+  QpState state(uint32_t rank, uint32_t peer) const { return qps_[rank][peer].state; }
+  Status post_send(uint32_t rank, uint32_t peer, const SendWorkRequest& wr);
+  Status post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr);
+  void set_handler(uint32_t rank, CompletionHandler handler);
+
+  // Faults.
+  void break_pair(uint32_t a, uint32_t b);
+  void crash(uint32_t rank);
+
+ private:
+  // A message on its way from `rank` to `peer`, queued at the receiving end in
+  // QP order so that a receiver-not-ready wait holds back what follows it.
+  struct Arrival {
+    uint64_t seq = 0;  // the sender's work request
+    SendWorkRequest wr;
+    std::vector<std::byte> payload;  // snapshot taken when the NIC read the source
+    bool arrived = false;
+    uint32_t rnr_tries = 0;
+  };
+  struct QueuePair {
+    QpState state = QpState::kReadyToSend;
+    std::map<uint64_t, SendWorkRequest> outstanding;  // posted, not completed, by seq
+    std::deque<uint64_t> send_queue;                   // posted, not yet on the wire
+    bool wire_busy = false;                            // one request at a time, in order
+    FlowId flow = 0;
+    bool flow_live = false;
+    EventId pump_event;
+    std::deque<RecvWorkRequest> recvs;  // posted receives
+    std::deque<Arrival> arrivals;       // from the peer, in its posting order
+    bool rnr_waiting = false;
+    TimeNs last_completion_ns = -1;     // keeps this QP's completions strictly ordered
+  };
+
+  void pump(uint32_t rank, uint32_t peer);
+  void start_read(uint32_t rank, uint32_t peer, uint64_t seq, const SendWorkRequest& wr);
+  void on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs started_ns);
+  void process_arrivals(uint32_t receiver, uint32_t sender);
+  // Completion of the sender's work request `seq` at time `at`; an error
+  // status also moves the QP to error when it is delivered.
+  void complete_send(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs at,
+                     CompletionStatus status, uint32_t byte_len);
+  // Schedules `completion` for rank's progress loop at `at` (or just after
+  // the QP's previous completion).
+  void deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion);
+  // Gives a completion to rank's handler now.
+  void hand_over(uint32_t rank, const Completion& completion);
+  void enter_error(uint32_t rank, uint32_t peer, CompletionStatus first_status);
+  void trace_error(uint32_t rank, uint32_t peer, const char* what, const Status& why);
+
+  SimContext& context_;
+  std::vector<SimMemorySpace*> memories_;
+  std::vector<MemoryRegistry*> registries_;
+  FairSharePorts ports_;
+  std::vector<std::vector<QueuePair>> qps_;  // [rank][peer]
+  std::vector<CompletionHandler> handlers_;
+  uint64_t next_seq_ = 1;
+};
+
+}  // namespace tensorwire::sim

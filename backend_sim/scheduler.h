@@ -1,0 +1,33 @@
+// Tie-breaking among events due at the same simulated time. The default keeps
+// insertion order (FIFO by sequence number); model/ replaces it to explore
+// other orders. Only events that are independent may be reordered: the
+// simulator never offers two events of one queue pair's in-order stream.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace tensorwire::sim {
+
+// What a scheduler may know about a ready event.
+struct ReadyEvent {
+  uint64_t sequence = 0;  // unique, increasing in insertion order
+  uint32_t rank = 0;      // the rank whose progress loop runs it
+  const char* kind = "";  // "completion", "timer", "copy", "transfer", ...
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  // Index into `ready` (never empty) of the event to run next.
+  virtual size_t pick(std::span<const ReadyEvent> ready) = 0;
+};
+
+// Insertion order. The simulator's default.
+class FifoScheduler final : public Scheduler {
+ public:
+  size_t pick(std::span<const ReadyEvent>) override { return 0; }
+};
+
+}  // namespace tensorwire::sim

@@ -1,0 +1,30 @@
+#include "backend_sim/sim_clock.h"
+
+#include <memory>
+#include <utility>
+
+namespace tensorwire::sim {
+
+TimerId SimClock::schedule_after(TimeNs delay_ns, std::function<void()> callback) {
+  // The event learns its own id after scheduling, so that it can drop its
+  // entry in timers_ when it fires (the table stays as small as the pending set).
+  auto self_id = std::make_shared<uint64_t>(0);
+  EventId id = context_.events.schedule_after(
+      delay_ns, rank_, "timer", [this, self_id, callback = std::move(callback)] {
+        timers_.erase(*self_id);
+        if (context_.crashed[rank_]) return;
+        callback();
+      });
+  *self_id = id.sequence;
+  timers_[id.sequence] = id;
+  return TimerId{id.sequence};
+}
+
+void SimClock::cancel(TimerId timer) {
+  auto it = timers_.find(timer.value);
+  if (it == timers_.end()) return;
+  context_.events.cancel(it->second);
+  timers_.erase(it);
+}
+
+}  // namespace tensorwire::sim

@@ -1,0 +1,25 @@
+// A rank's clock: simulated time, timers as events on the one queue.
+#pragma once
+
+#include <unordered_map>
+
+#include "backend_sim/sim_context.h"
+#include "core/clock.h"
+
+namespace tensorwire::sim {
+
+class SimClock final : public Clock {
+ public:
+  SimClock(SimContext& context, uint32_t rank) : context_(context), rank_(rank) {}
+  TimeNs now_ns() const override { return context_.now(); }
+  TimerId schedule_after(TimeNs delay_ns, std::function<void()> callback) override;
+  void cancel(TimerId timer) override;
+
+ private:
+  SimContext& context_;
+  uint32_t rank_;
+  // Timer id -> event; lookup only (never iterated, so order cannot leak).
+  std::unordered_map<uint64_t, EventId> timers_;
+};
+
+}  // namespace tensorwire::sim

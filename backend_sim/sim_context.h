@@ -1,0 +1,62 @@
+// State every part of the simulator shares: the configuration, the one event
+// queue, per-rank counters and CPU timelines, the trace and the observer.
+// Owned by Simulator::Impl; the parts hold a reference.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend_sim/event_queue.h"
+#include "backend_sim/sim_config.h"
+#include "backend_sim/sim_observer.h"
+#include "backend_sim/sim_stats.h"
+#include "core/trace_sink.h"
+
+namespace tensorwire::sim {
+
+// Nanoseconds to move `bytes` at `bytes_per_s`, rounded up so that a
+// transfer never finishes early.
+inline TimeNs transfer_time_ns(double bytes, double bytes_per_s) {
+  if (bytes <= 0) return 0;
+  return static_cast<TimeNs>(std::ceil(bytes * 1e9 / bytes_per_s));
+}
+
+struct SimContext {
+  SimContext(SimClusterConfig c, SimOptions o, TraceSink& t, bool tracing_on)
+      : cluster(std::move(c)), options(o), trace(t), tracing(tracing_on),
+        stats(cluster.nodes), cpu_free_ns(cluster.nodes, 0), crashed(cluster.nodes, false) {}
+
+  SimClusterConfig cluster;
+  SimOptions options;
+  EventQueue events;
+  TraceSink& trace;
+  bool tracing;  // false with a NullTraceSink: skip building trace strings
+  SimObserver* observer = nullptr;
+  std::vector<SimStats> stats;        // per rank
+  // A rank's CPU is busy with registrations and memcpys until this time; work
+  // it posts meanwhile starts when the CPU is free again.
+  std::vector<TimeNs> cpu_free_ns;
+  std::vector<bool> crashed;
+
+  TimeNs now() const { return events.now_ns(); }
+  TimeNs cpu_ready_ns(uint32_t rank) const { return std::max(now(), cpu_free_ns[rank]); }
+  // Occupies rank's CPU for cost_ns starting when it is free; returns the end.
+  TimeNs charge_cpu(uint32_t rank, TimeNs cost_ns, const char* what) {
+    const TimeNs start = cpu_ready_ns(rank);
+    cpu_free_ns[rank] = start + cost_ns;
+    if (tracing && cost_ns > 0) {
+      trace.slice("rank " + std::to_string(rank) + "/cpu", what, start, cost_ns, "");
+    }
+    return cpu_free_ns[rank];
+  }
+  bool gpu_direct(uint32_t node, uint32_t gpu) const {
+    if (cluster.gpu_direct.empty()) return true;
+    return node < cluster.gpu_direct.size() && gpu < cluster.gpu_direct[node].size() &&
+           cluster.gpu_direct[node][gpu];
+  }
+};
+
+}  // namespace tensorwire::sim

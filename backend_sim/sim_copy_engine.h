@@ -1,0 +1,27 @@
+// Host<->device copies over PCIe. Each GPU has one copy engine; copies on an
+// engine run one after another, each taking pcie_latency + bytes/pcie_bandwidth
+// (the next copy may start once the previous one's bytes have moved).
+#pragma once
+
+#include <vector>
+
+#include "backend_sim/sim_context.h"
+#include "backend_sim/sim_memory.h"
+#include "core/copy_engine.h"
+
+namespace tensorwire::sim {
+
+class SimCopyEngine final : public CopyEngine {
+ public:
+  SimCopyEngine(SimContext& context, SimMemorySpace& memory, uint32_t rank);
+  Status submit(const Buffer& dst, uint64_t dst_offset, const Buffer& src, uint64_t src_offset,
+                uint64_t bytes, CopyDone done) override;
+
+ private:
+  SimContext& context_;
+  SimMemorySpace& memory_;
+  uint32_t rank_;
+  std::vector<TimeNs> engine_free_ns_;  // per GPU
+};
+
+}  // namespace tensorwire::sim

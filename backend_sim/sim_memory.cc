@@ -1,0 +1,186 @@
+#include "backend_sim/sim_memory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <string>
+
+namespace tensorwire::sim {
+namespace {
+
+constexpr uint64_t kRegionSpan = 1ull << 44;      // address space per region
+constexpr uint64_t kMaxAllocationBytes = 1ull << 42;
+constexpr uint64_t kAlignment = 256;
+
+uint64_t aligned_size(uint64_t bytes) {
+  // At least one alignment unit so that zero-length buffers get unique addresses.
+  return std::max<uint64_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+}
+
+}  // namespace
+
+SimMemorySpace::SimMemorySpace(SimContext& context, uint32_t rank)
+    : context_(context), rank_(rank), next_addr_(1 + context.cluster.gpus_per_node) {
+  for (size_t i = 0; i < next_addr_.size(); ++i) next_addr_[i] = (i + 1) * kRegionSpan;
+}
+
+Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64_t bytes) {
+  const std::string where = "rank " + std::to_string(rank_) + ": ";
+  size_t region = 0;
+  if (is_device(kind)) {
+    if (device >= context_.cluster.gpus_per_node) {
+      return Status(StatusCode::kInvalidArgument,
+                    where + "no GPU " + std::to_string(device) + " (node has " +
+                        std::to_string(context_.cluster.gpus_per_node) + ")");
+    }
+    const bool direct = context_.gpu_direct(rank_, device);
+    if (direct != (kind == MemoryKind::kDeviceGpuDirect)) {
+      return Status(StatusCode::kInvalidArgument,
+                    where + "GPU " + std::to_string(device) +
+                        (direct ? " has GPUDirect; allocate kDeviceGpuDirect"
+                                : " has no GPUDirect; allocate kDeviceNoGpuDirect"));
+    }
+    region = 1 + device;
+  } else {
+    device = 0;
+  }
+  if (bytes > kMaxAllocationBytes) {
+    return Status(StatusCode::kOutOfMemory,
+                  where + "allocation of " + std::to_string(bytes) + " bytes is too large");
+  }
+  if (context_.options.payload && payload_bytes_ + bytes > kPayloadLimitBytes) {
+    return Status(StatusCode::kOutOfMemory,
+                  where + "payload mode holds at most " + std::to_string(kPayloadLimitBytes) +
+                      " bytes per rank; run this scenario in timing mode");
+  }
+  const uint64_t size = aligned_size(bytes);
+  if (next_addr_[region] + size > (region + 2) * kRegionSpan) {
+    return Status(StatusCode::kOutOfMemory, where + "simulated address space exhausted");
+  }
+  Buffer buffer{next_addr_[region], bytes, kind, device};
+  next_addr_[region] += size;
+  Allocation a{buffer, {}};
+  if (context_.options.payload) {
+    a.bytes.resize(bytes);
+    payload_bytes_ += bytes;
+  }
+  allocations_.emplace(buffer.addr, std::move(a));
+  return buffer;
+}
+
+void SimMemorySpace::free(const Buffer& buffer) {
+  auto it = allocations_.find(buffer.addr);
+  if (it == allocations_.end()) return;
+  payload_bytes_ -= it->second.bytes.size();
+  allocations_.erase(it);
+}
+
+// The allocation that `buffer` is (or is part of): protocols carve pooled
+// allocations into smaller buffers, as they would with real pointers.
+SimMemorySpace::Allocation* SimMemorySpace::find_allocation(const Buffer& buffer) {
+  auto it = allocations_.upper_bound(buffer.addr);
+  if (it == allocations_.begin()) return nullptr;
+  --it;
+  if (!it->second.buffer.contains(buffer.addr, buffer.length)) return nullptr;
+  return &it->second;
+}
+
+const Buffer* SimMemorySpace::find(uint64_t addr, uint64_t length) const {
+  auto it = allocations_.upper_bound(addr);
+  if (it == allocations_.begin()) return nullptr;
+  --it;
+  return it->second.buffer.contains(addr, length) ? &it->second.buffer : nullptr;
+}
+
+// Timing-only mode gives an allocation bytes the first time the CPU looks at
+// it or a message lands in it, and only when it is small: control rings and
+// message buffers get bytes, tensors never do.
+bool SimMemorySpace::materialize(Allocation& a) {
+  if (a.bytes.size() == a.buffer.length) return true;
+  if (a.buffer.length > kTimingOnlyBytesMax) return false;
+  a.bytes.resize(a.buffer.length);
+  payload_bytes_ += a.buffer.length;
+  return true;
+}
+
+std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bool for_write) {
+  auto it = allocations_.upper_bound(addr);
+  if (it == allocations_.begin()) return {};
+  --it;
+  Allocation& a = it->second;
+  if (!a.buffer.contains(addr, length)) return {};
+  if (a.bytes.size() != a.buffer.length && !(for_write && materialize(a))) return {};
+  return std::span<std::byte>(a.bytes).subspan(addr - a.buffer.addr, length);
+}
+
+std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {
+  if (!is_host(buffer.kind)) return {};
+  Allocation* a = find_allocation(buffer);
+  if (a == nullptr || !materialize(*a)) return {};
+  return std::span<std::byte>(a->bytes).subspan(buffer.addr - a->buffer.addr, buffer.length);
+}
+
+Status SimMemorySpace::check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
+                                   const char* what) const {
+  auto it = allocations_.upper_bound(buffer.addr);
+  if (it == allocations_.begin() || !std::prev(it)->second.buffer.contains(buffer.addr, buffer.length)) {
+    return {StatusCode::kInvalidArgument,
+            std::string(what) + ": buffer is not inside a live allocation of rank " +
+                std::to_string(rank_)};
+  }
+  if (offset > buffer.length || bytes > buffer.length - offset) {
+    return {StatusCode::kInvalidArgument,
+            std::string(what) + ": range [" + std::to_string(offset) + ", +" +
+                std::to_string(bytes) + ") outside a buffer of " +
+                std::to_string(buffer.length) + " bytes"};
+  }
+  return {};
+}
+
+Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
+                                uint64_t src_offset, uint64_t bytes) {
+  if (!is_host(dst.kind) || !is_host(src.kind)) {
+    return {StatusCode::kInvalidArgument, "cpu_copy: both buffers must be host memory"};
+  }
+  if (Status st = check_range(dst, dst_offset, bytes, "cpu_copy dst"); !st.is_ok()) return st;
+  if (Status st = check_range(src, src_offset, bytes, "cpu_copy src"); !st.is_ok()) return st;
+  Allocation* d = find_allocation(dst);
+  Allocation* s = find_allocation(src);
+  if (bytes > 0 && !d->bytes.empty() && !s->bytes.empty()) {
+    std::memmove(d->bytes.data() + (dst.addr - d->buffer.addr) + dst_offset,
+                 s->bytes.data() + (src.addr - s->buffer.addr) + src_offset, bytes);
+  }
+  context_.stats[rank_].cpu_copy_bytes += bytes;
+  context_.stats[rank_].cpu_copies += 1;
+  context_.charge_cpu(
+      rank_,
+      transfer_time_ns(static_cast<double>(bytes), context_.cluster.host_memcpy_bandwidth_bytes_per_s),
+      "memcpy");
+  return {};
+}
+
+Status SimMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
+                                   std::span<const std::byte> data) {
+  if (Status st = check_range(buffer, offset, data.size(), "write_bytes"); !st.is_ok()) return st;
+  Allocation* a = find_allocation(buffer);
+  if (!data.empty() && materialize(*a)) {
+    std::memcpy(a->bytes.data() + (buffer.addr - a->buffer.addr) + offset, data.data(),
+                data.size());
+  }
+  return {};
+}
+
+Status SimMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
+                                  std::span<std::byte> out) {
+  if (Status st = check_range(buffer, offset, out.size(), "read_bytes"); !st.is_ok()) return st;
+  Allocation* a = find_allocation(buffer);
+  if (a->bytes.size() != a->buffer.length) {
+    return {StatusCode::kUnavailable, "read_bytes: timing-only mode holds no payload"};
+  }
+  if (!out.empty()) {
+    std::memcpy(out.data(), a->bytes.data() + (buffer.addr - a->buffer.addr) + offset, out.size());
+  }
+  return {};
+}
+
+}  // namespace tensorwire::sim

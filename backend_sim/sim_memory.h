@@ -1,0 +1,65 @@
+// One simulated rank's memory. Addresses are deterministic and never reused
+// (a late write into freed memory cannot hit a new buffer by accident). In
+// payload mode every allocation holds real bytes. In timing-only mode an
+// allocation gets bytes only when the CPU looks at it (host_view) or a message
+// lands in it, and only up to kTimingOnlyBytesMax: control rings and message
+// buffers keep their meaning, tensors cost nothing.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "backend_sim/sim_context.h"
+#include "core/memory.h"
+
+namespace tensorwire::sim {
+
+class SimMemorySpace final : public MemorySpace {
+ public:
+  SimMemorySpace(SimContext& context, uint32_t rank);
+
+  Result<Buffer> allocate(MemoryKind kind, uint32_t device, uint64_t bytes) override;
+  void free(const Buffer& buffer) override;
+  bool holds_payload() const override { return context_.options.payload; }
+  std::span<std::byte> host_view(const Buffer& buffer) override;
+  Status cpu_copy(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
+                  uint64_t src_offset, uint64_t bytes) override;
+  Status write_bytes(const Buffer& buffer, uint64_t offset,
+                     std::span<const std::byte> data) override;
+  Status read_bytes(const Buffer& buffer, uint64_t offset, std::span<std::byte> out) override;
+
+  // The live allocation that contains [addr, addr+length), or null.
+  const Buffer* find(uint64_t addr, uint64_t length) const;
+  // Bytes at [addr, addr+length) of a live allocation; empty when the range
+  // is not inside one allocation or the allocation holds no bytes. With
+  // `for_write`, a small allocation in timing-only mode gets its bytes now.
+  std::span<std::byte> bytes_at(uint64_t addr, uint64_t length, bool for_write = false);
+
+  uint64_t live_allocations() const { return allocations_.size(); }
+  uint64_t payload_bytes_held() const { return payload_bytes_; }
+
+  // Cap on bytes held in payload mode, so that a scenario too large for
+  // payload mode fails with kOutOfMemory instead of exhausting the machine.
+  static constexpr uint64_t kPayloadLimitBytes = 8ull << 30;
+  static constexpr uint64_t kTimingOnlyBytesMax = 1ull << 20;
+
+ private:
+  struct Allocation {
+    Buffer buffer;
+    std::vector<std::byte> bytes;  // empty in timing-only mode
+  };
+  Status check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
+                     const char* what) const;
+  Allocation* find_allocation(const Buffer& buffer);
+  bool materialize(Allocation& a);
+
+  SimContext& context_;
+  uint32_t rank_;
+  std::map<uint64_t, Allocation> allocations_;  // by address
+  std::vector<uint64_t> next_addr_;              // per address region (host, gpu0, gpu1, ...)
+  uint64_t payload_bytes_ = 0;
+};
+
+}  // namespace tensorwire::sim

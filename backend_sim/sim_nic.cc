@@ -1,0 +1,78 @@
+#include "backend_sim/sim_nic.h"
+
+#include <string>
+#include <utility>
+
+namespace tensorwire::sim {
+namespace {
+constexpr uint64_t kPageBytes = 4096;
+}
+
+SimNic::SimNic(SimContext& context, RcTransport& transport, SimMemorySpace& memory,
+               MemoryRegistry& registry, uint32_t rank)
+    : context_(context), transport_(transport), memory_(memory), registry_(registry),
+      rank_(rank) {}
+
+Result<uint32_t> SimNic::peer_of(QpHandle qp, const char* call) const {
+  if (qp.id == 0 || qp.id > context_.cluster.nodes || qp.id - 1 == rank_) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(call) + ": no queue pair with handle " + std::to_string(qp.id));
+  }
+  return qp.id - 1;
+}
+
+QpState SimNic::queue_pair_state(QpHandle qp) const {
+  Result<uint32_t> peer = peer_of(qp, "queue_pair_state");
+  return peer.is_ok() ? transport_.state(rank_, *peer) : QpState::kError;
+}
+
+Result<MemoryRegion> SimNic::register_memory(const Buffer& buffer, Access access) {
+  const Buffer* live = memory_.find(buffer.addr, buffer.length);
+  if (live == nullptr) {
+    return Status(StatusCode::kInvalidArgument,
+                  "register_memory: the buffer is not inside a live allocation of rank " +
+                      std::to_string(rank_));
+  }
+  if (!is_nic_reachable(live->kind)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "register_memory: GPU " + std::to_string(live->device) +
+                      " memory is not reachable by the NIC (no GPUDirect)");
+  }
+  const uint64_t pages = (buffer.length + kPageBytes - 1) / kPageBytes;
+  context_.charge_cpu(rank_,
+                      context_.cluster.registration_base_ns +
+                          static_cast<TimeNs>(pages) * context_.cluster.registration_per_page_ns,
+                      "register memory");
+  MemoryRegion region = registry_.add(*live == buffer ? buffer : Buffer{buffer.addr, buffer.length,
+                                                                        live->kind, live->device},
+                                      access);
+  context_.stats[rank_].registrations += 1;
+  context_.stats[rank_].registered_bytes += buffer.length;
+  return region;
+}
+
+Status SimNic::deregister_memory(const MemoryRegion& region) {
+  Status st = registry_.remove(region);
+  if (st.is_ok()) context_.stats[rank_].deregistrations += 1;
+  return st;
+}
+
+Status SimNic::post_send(QpHandle qp, const SendWorkRequest& wr) {
+  Result<uint32_t> peer = peer_of(qp, "post_send");
+  if (!peer.is_ok()) return peer.status();
+  if (context_.crashed[rank_]) return {StatusCode::kPeerGone, "post_send: this rank crashed"};
+  return transport_.post_send(rank_, *peer, wr);
+}
+
+Status SimNic::post_recv(QpHandle qp, const RecvWorkRequest& wr) {
+  Result<uint32_t> peer = peer_of(qp, "post_recv");
+  if (!peer.is_ok()) return peer.status();
+  if (context_.crashed[rank_]) return {StatusCode::kPeerGone, "post_recv: this rank crashed"};
+  return transport_.post_recv(rank_, *peer, wr);
+}
+
+void SimNic::set_completion_handler(CompletionHandler handler) {
+  transport_.set_handler(rank_, std::move(handler));
+}
+
+}  // namespace tensorwire::sim

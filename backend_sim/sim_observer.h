@@ -1,0 +1,22 @@
+// Hooks for tests and the model checker to watch the simulated hardware
+// without changing it. Every method has an empty default.
+#pragma once
+
+#include <cstdint>
+
+#include "core/nic.h"
+
+namespace tensorwire::sim {
+
+class SimObserver {
+ public:
+  virtual ~SimObserver() = default;
+  // An RDMA write (with or without immediate) has placed `length` bytes at
+  // `addr` in rank `target`'s memory; called before the target's completion.
+  virtual void on_remote_write_landed(RankId /*target*/, uint64_t /*addr*/, uint64_t /*length*/,
+                                      bool /*has_imm*/, uint32_t /*imm*/) {}
+  // A completion is about to be handed to rank `rank`'s progress loop.
+  virtual void on_completion(RankId /*rank*/, const Completion& /*completion*/) {}
+};
+
+}  // namespace tensorwire::sim

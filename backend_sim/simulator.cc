@@ -1,0 +1,130 @@
+#include "backend_sim/simulator.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backend_sim/memory_registry.h"
+#include "backend_sim/rc_transport.h"
+#include "backend_sim/scheduler.h"
+#include "backend_sim/sim_clock.h"
+#include "backend_sim/sim_context.h"
+#include "backend_sim/sim_copy_engine.h"
+#include "backend_sim/sim_memory.h"
+#include "backend_sim/sim_nic.h"
+#include "backend_sim/sim_observer.h"
+
+namespace tensorwire::sim {
+namespace {
+
+// A configuration the simulator cannot run is a programming error of the
+// caller (the scenario loader validates files before this point).
+void validate(const SimClusterConfig& c) {
+  auto fail = [](const std::string& what) {
+    throw std::invalid_argument("simulated cluster: " + what);
+  };
+  if (c.nodes < 1 || c.nodes > 4096) fail("nodes must be in [1, 4096]");
+  if (c.gpus_per_node > 64) fail("gpus_per_node must be at most 64");
+  if (!(c.nic_bandwidth_bytes_per_s > 0) || !(c.pcie_bandwidth_bytes_per_s > 0) ||
+      !(c.host_memcpy_bandwidth_bytes_per_s > 0)) {
+    fail("bandwidths must be positive");
+  }
+  if (c.nic_latency_ns < 0 || c.pcie_latency_ns < 0 || c.registration_base_ns < 0 ||
+      c.registration_per_page_ns < 0 || c.rnr_delay_ns < 0) {
+    fail("latencies and costs must not be negative");
+  }
+  if (c.send_queue_depth == 0) fail("send_queue_depth must be positive");
+  if (!c.gpu_direct.empty()) {
+    if (c.gpu_direct.size() != c.nodes) fail("gpu_direct needs one entry per node");
+    for (const auto& node : c.gpu_direct) {
+      if (node.size() != c.gpus_per_node) fail("gpu_direct needs one entry per GPU");
+    }
+  }
+}
+
+}  // namespace
+
+class Simulator::Impl {
+ public:
+  Impl(SimClusterConfig cluster, SimOptions options, TraceSink& trace)
+      : context((validate(cluster), std::move(cluster)), options, trace,
+                dynamic_cast<NullTraceSink*>(&trace) == nullptr) {
+    const uint32_t n = context.cluster.nodes;
+    std::vector<SimMemorySpace*> memory_ptrs;
+    std::vector<MemoryRegistry*> registry_ptrs;
+    for (uint32_t r = 0; r < n; ++r) {
+      memories.push_back(std::make_unique<SimMemorySpace>(context, r));
+      registries.push_back(std::make_unique<MemoryRegistry>(r));
+      memory_ptrs.push_back(memories.back().get());
+      registry_ptrs.push_back(registries.back().get());
+    }
+    transport = std::make_unique<RcTransport>(context, memory_ptrs, registry_ptrs);
+    for (uint32_t r = 0; r < n; ++r) {
+      nics.push_back(std::make_unique<SimNic>(context, *transport, *memories[r], *registries[r], r));
+      clocks.push_back(std::make_unique<SimClock>(context, r));
+      copy_engines.push_back(std::make_unique<SimCopyEngine>(context, *memories[r], r));
+    }
+  }
+
+  SimContext context;
+  std::vector<std::unique_ptr<SimMemorySpace>> memories;
+  std::vector<std::unique_ptr<MemoryRegistry>> registries;
+  std::unique_ptr<RcTransport> transport;
+  std::vector<std::unique_ptr<SimNic>> nics;
+  std::vector<std::unique_ptr<SimClock>> clocks;
+  std::vector<std::unique_ptr<SimCopyEngine>> copy_engines;
+};
+
+Simulator::Simulator(SimClusterConfig cluster, SimOptions options, TraceSink& trace)
+    : impl_(std::make_unique<Impl>(std::move(cluster), options, trace)) {}
+
+Simulator::~Simulator() = default;
+
+uint32_t Simulator::world_size() const { return impl_->context.cluster.nodes; }
+
+RankEnv Simulator::env(RankId r) {
+  if (r >= world_size()) throw std::out_of_range("Simulator::env: no rank " + std::to_string(r));
+  return RankEnv{*impl_->nics[r], *impl_->clocks[r], *impl_->copy_engines[r], *impl_->memories[r],
+                 impl_->context.trace};
+}
+
+TimeNs Simulator::now_ns() const { return impl_->context.now(); }
+bool Simulator::step() { return impl_->context.events.run_next(); }
+
+void Simulator::run() {
+  while (impl_->context.events.run_next()) {
+  }
+}
+
+void Simulator::run_until(TimeNs t) {
+  EventQueue& events = impl_->context.events;
+  TimeNs next = 0;
+  while (events.next_time(next) && next <= t) events.run_next();
+  events.advance_to(t);
+}
+
+bool Simulator::idle() const { return impl_->context.events.empty(); }
+uint64_t Simulator::events_processed() const { return impl_->context.events.processed(); }
+
+const SimStats& Simulator::stats(RankId r) const { return impl_->context.stats.at(r); }
+
+SimStats Simulator::total_stats() const {
+  SimStats total;
+  for (const SimStats& s : impl_->context.stats) total += s;
+  return total;
+}
+
+void Simulator::crash_rank(RankId r) { impl_->transport->crash(r); }
+void Simulator::break_queue_pair(RankId a, RankId b) {
+  if (a == b || a >= world_size() || b >= world_size()) return;
+  impl_->transport->break_pair(a, b);
+}
+
+void Simulator::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
+  impl_->context.events.set_scheduler(std::move(scheduler));
+}
+
+void Simulator::set_observer(SimObserver* observer) { impl_->context.observer = observer; }
+
+}  // namespace tensorwire::sim
