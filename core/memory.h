@@ -27,7 +27,7 @@ inline bool is_host(MemoryKind k) { return !is_device(k); }
 // Can the NIC DMA to/from memory of this kind?
 inline bool is_nic_reachable(MemoryKind k) { return k != MemoryKind::kDeviceNoGpuDirect; }
 
-// A contiguous allocation in one rank's address space. Addresses are opaque
+// A contiguous range of one rank's memory: an allocation, or part of one. Addresses are opaque
 // 64-bit values: real virtual addresses on verbs, deterministic simulated ones
 // in the simulator. Never dereference `addr`; use MemorySpace.
 struct Buffer {

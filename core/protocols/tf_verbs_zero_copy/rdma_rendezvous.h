@@ -46,6 +46,13 @@ struct RendezvousStats {
   uint64_t cpu_copies = 0;                // clones and serializations done by the CPU
   uint64_t device_copies = 0;             // proxy -> GPU and GPU clones
   uint64_t registrations = 0;             // memory registrations this rank made
+  // Problems seen and survived (never a crash):
+  uint64_t malformed_messages = 0;   // control messages that failed wire::decode
+  uint64_t protocol_errors = 0;      // well-formed but impossible: reserved or unknown
+                                     // immediates, duplicate request indices, ...
+  uint64_t stale_messages = 0;       // answers for requests already gone
+  uint64_t unknown_completions = 0;  // completions whose wr_id names nothing of ours
+  uint64_t channel_failures = 0;     // channels closed (QP error or malformed input)
 };
 
 class RdmaRendezvous {

@@ -1,0 +1,126 @@
+#include "core/protocols/tf_verbs_zero_copy/rdma_channel.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
+
+namespace tensorwire::tf_verbs {
+
+RdmaChannel::RdmaChannel(RankId peer, Nic& nic, MemorySpace& memory, RdmaMemoryMgr& memory_mgr,
+                         uint32_t ring_size)
+    : peer_(peer),
+      nic_(nic),
+      memory_(memory),
+      memory_mgr_(memory_mgr),
+      qp_(nic.queue_pair_to(peer)),
+      ring_size_(std::max<uint32_t>(ring_size, 1)),
+      slot_bytes_(wire::max_encoded_size()) {}
+
+Status RdmaChannel::start() {
+  auto ring = memory_mgr_.allocate_registered(MemoryKind::kHostPinned, 0,
+                                              slot_bytes_ * ring_size_, Access::kLocalWrite);
+  if (!ring.is_ok()) return ring.status();
+  ring_ = *ring;
+  for (uint32_t slot = 0; slot < ring_size_; ++slot) {
+    Status st = repost(slot);
+    if (!st.is_ok()) return st;
+  }
+  return Status::ok();
+}
+
+void RdmaChannel::mark_broken(Status why) {
+  if (broken() || why.is_ok()) return;
+  failure_ = std::move(why);
+  pending_.clear();
+}
+
+std::span<const std::byte> RdmaChannel::ring_bytes(uint64_t slot, uint32_t byte_len) {
+  if (slot >= ring_size_ || byte_len > slot_bytes_) return {};
+  std::span<std::byte> all = memory_.host_view(ring_.buffer);
+  if (all.size() < slot_bytes_ * ring_size_) return {};
+  return all.subspan(slot * slot_bytes_, byte_len);
+}
+
+Status RdmaChannel::repost(uint64_t slot) {
+  if (slot >= ring_size_) return {StatusCode::kInvalidArgument, "ring slot out of range"};
+  RecvWorkRequest wr;
+  wr.wr_id = RdmaWriteID{RdmaWriteIDType::kRingReceive, slot}.encode();
+  wr.local.addr = ring_.buffer.addr + slot * slot_bytes_;
+  wr.local.length = static_cast<uint32_t>(slot_bytes_);
+  wr.local.lkey = ring_.region->lkey;
+  return nic_.post_recv(qp_, wr);
+}
+
+Status RdmaChannel::add_message_chunk() {
+  auto chunk = memory_mgr_.allocate_registered(
+      MemoryKind::kHostPinned, 0, slot_bytes_ * kMessageSlotsPerChunk, Access::kLocalWrite);
+  if (!chunk.is_ok()) return chunk.status();
+  uint64_t first = chunks_.size() * kMessageSlotsPerChunk;
+  chunks_.push_back(*chunk);
+  // Hand out low slots first (deterministic, and keeps the working set small).
+  for (uint64_t i = kMessageSlotsPerChunk; i-- > 0;) free_slots_.push_back(first + i);
+  return Status::ok();
+}
+
+Status RdmaChannel::send_message(const wire::RdmaMessage& message) {
+  if (broken()) return failure_;
+  if (free_slots_.empty()) {
+    Status st = add_message_chunk();
+    if (!st.is_ok()) return st;
+  }
+  uint64_t slot = free_slots_.back();
+  const RegisteredBuffer& chunk = chunks_[slot / kMessageSlotsPerChunk];
+  uint64_t offset = (slot % kMessageSlotsPerChunk) * slot_bytes_;
+  size_t bytes = wire::encoded_size(message);
+  if (bytes > slot_bytes_) return {StatusCode::kInvalidArgument, "control message too large"};
+  std::span<std::byte> view = memory_.host_view(chunk.buffer);
+  if (view.size() >= offset + slot_bytes_) {
+    Result<size_t> n = wire::encode(message, view.subspan(offset, slot_bytes_));
+    if (!n.is_ok()) return n.status();
+    bytes = *n;
+  }
+  free_slots_.pop_back();
+  SendWorkRequest wr;
+  wr.wr_id = RdmaWriteID{RdmaWriteIDType::kControlMessage, slot}.encode();
+  wr.opcode = WorkOpcode::kSend;
+  wr.local.addr = chunk.buffer.addr + offset;
+  wr.local.length = static_cast<uint32_t>(bytes);
+  wr.local.lkey = chunk.region->lkey;
+  Status st = post(wr);
+  if (!st.is_ok()) free_slots_.push_back(slot);
+  return st;
+}
+
+void RdmaChannel::message_sent(uint64_t slot) {
+  if (slot >= message_slots_total()) return;
+  if (std::find(free_slots_.begin(), free_slots_.end(), slot) != free_slots_.end()) return;
+  free_slots_.push_back(slot);
+}
+
+Status RdmaChannel::post(const SendWorkRequest& wr) {
+  if (broken()) return failure_;
+  if (!pending_.empty()) {
+    pending_.push_back(wr);
+    return Status::ok();
+  }
+  Status st = nic_.post_send(qp_, wr);
+  if (st.code() == StatusCode::kNoResource) {
+    pending_.push_back(wr);
+    return Status::ok();
+  }
+  return st;
+}
+
+Status RdmaChannel::drain_pending() {
+  while (!pending_.empty() && !broken()) {
+    Status st = nic_.post_send(qp_, pending_.front());
+    if (st.code() == StatusCode::kNoResource) return Status::ok();
+    if (!st.is_ok()) return st;
+    pending_.pop_front();
+  }
+  return Status::ok();
+}
+
+}  // namespace tensorwire::tf_verbs

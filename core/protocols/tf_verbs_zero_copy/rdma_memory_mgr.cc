@@ -1,0 +1,186 @@
+#include "core/protocols/tf_verbs_zero_copy/rdma_memory_mgr.h"
+
+#include <bit>
+#include <iterator>
+
+namespace tensorwire::tf_verbs {
+
+RdmaMemoryMgr::RdmaMemoryMgr(Nic& nic, MemorySpace& memory) : nic_(nic), memory_(memory) {}
+
+RdmaMemoryMgr::~RdmaMemoryMgr() {
+  while (!allocations_.empty()) destroy_allocation(allocations_.begin()->first);
+  while (!regions_.empty()) deregister_region(regions_.begin()->first);
+}
+
+std::optional<RdmaTensorMetaData> RdmaMemoryMgr::get_tensor_meta_data(RankId src,
+                                                                      std::string_view name) const {
+  auto it = meta_data_.find({src, std::string(name)});
+  if (it == meta_data_.end()) return std::nullopt;
+  return it->second;
+}
+
+void RdmaMemoryMgr::set_tensor_meta_data(RankId src, std::string_view name,
+                                         const RdmaTensorMetaData& meta) {
+  meta_data_[{src, std::string(name)}] = meta;
+}
+
+void RdmaMemoryMgr::erase_tensor_meta_data(RankId src, std::string_view name) {
+  meta_data_.erase({src, std::string(name)});
+}
+
+std::optional<MemoryRegion> RdmaMemoryMgr::find_region(uint64_t addr, uint64_t length) const {
+  // Regions never overlap, so only the last region starting at or before addr
+  // can cover the range.
+  auto it = regions_.upper_bound(addr);
+  if (it == regions_.begin()) return std::nullopt;
+  --it;
+  if (!it->second.region.contains(addr, length)) return std::nullopt;
+  return it->second.region;
+}
+
+Result<MemoryRegion> RdmaMemoryMgr::register_source(const Buffer& buffer) {
+  if (auto found = find_region(buffer.addr, buffer.length)) return *found;
+  if (!is_nic_reachable(buffer.kind)) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string("cannot register ") + memory_kind_name(buffer.kind) + " memory");
+  }
+  // A cached source registration that overlaps the new buffer without covering
+  // it belongs to memory that was freed and reused: drop it. Overlapping a pool
+  // buffer partially is a caller error.
+  uint64_t end = buffer.addr + buffer.length;
+  auto it = regions_.upper_bound(buffer.addr);
+  if (it != regions_.begin()) --it;
+  std::vector<uint64_t> stale;
+  for (; it != regions_.end() && it->first < std::max(end, buffer.addr + 1); ++it) {
+    const MemoryRegion& r = it->second.region;
+    bool overlaps = r.addr < std::max(end, buffer.addr + 1) && buffer.addr < r.addr + r.length;
+    if (!overlaps) continue;
+    if (it->second.owner != RegionOwner::kSource) {
+      return Status(StatusCode::kInvalidArgument,
+                    "source buffer partially overlaps a registered pool buffer");
+    }
+    stale.push_back(it->first);
+  }
+  for (uint64_t start : stale) deregister_region(start);
+  return register_region(buffer, Access::kLocalWrite, RegionOwner::kSource);
+}
+
+uint64_t RdmaMemoryMgr::size_class(uint64_t bytes) {
+  constexpr uint64_t kMin = 64;
+  if (bytes <= kMin) return kMin;
+  // Steps of a quarter of the power of two below: at most 25% waste.
+  uint64_t step = std::max(kMin, std::bit_floor(bytes) / 4);
+  if (bytes > UINT64_MAX - step) return bytes;
+  return (bytes + step - 1) / step * step;
+}
+
+Result<RegisteredBuffer> RdmaMemoryMgr::allocate_registered(MemoryKind kind, uint32_t device,
+                                                            uint64_t bytes, Access access) {
+  if (!is_nic_reachable(kind)) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string("cannot register ") + memory_kind_name(kind) + " memory");
+  }
+  PoolKey key{kind, device, static_cast<uint32_t>(access), true, size_class(bytes)};
+  return allocate_pooled(key, bytes);
+}
+
+Result<Buffer> RdmaMemoryMgr::allocate_unregistered(MemoryKind kind, uint32_t device,
+                                                    uint64_t bytes) {
+  PoolKey key{kind, device, 0, false, size_class(bytes)};
+  auto r = allocate_pooled(key, bytes);
+  if (!r.is_ok()) return r.status();
+  return r->buffer;
+}
+
+Result<RegisteredBuffer> RdmaMemoryMgr::allocate_pooled(const PoolKey& key, uint64_t bytes) {
+  auto view = [bytes](const Allocation& a) {
+    Buffer b = a.whole;
+    b.length = bytes;
+    return RegisteredBuffer{b, a.region};
+  };
+  auto free_it = free_.find(key);
+  if (free_it != free_.end() && !free_it->second.empty()) {
+    uint64_t addr = free_it->second.back();
+    free_it->second.pop_back();
+    Allocation& a = allocations_.at(addr);
+    a.in_use = true;
+    return view(a);
+  }
+  Result<Buffer> whole = memory_.allocate(key.kind, key.device, key.bytes);
+  if (!whole.is_ok()) return whole.status();
+  Allocation a{*whole, std::nullopt, key, true};
+  if (key.registered) {
+    auto region = register_region(*whole, static_cast<Access>(key.access), RegionOwner::kPool);
+    if (!region.is_ok()) {
+      memory_.free(*whole);
+      return region.status();
+    }
+    a.region = *region;
+  }
+  auto [it, inserted] = allocations_.emplace(whole->addr, a);
+  if (!inserted) {  // a backend handing out the same address twice: refuse it
+    if (a.region) deregister_region(a.region->addr);
+    return Status(StatusCode::kInternal, "allocator returned an address already in the pool");
+  }
+  return view(it->second);
+}
+
+bool RdmaMemoryMgr::release_registered(const Buffer& buffer) {
+  auto it = allocations_.find(buffer.addr);
+  if (it == allocations_.end() || !it->second.in_use) return false;
+  auto& list = free_[it->second.key];
+  if (list.size() >= kMaxFreePerClass) {
+    destroy_allocation(buffer.addr);
+    return true;
+  }
+  it->second.in_use = false;
+  list.push_back(buffer.addr);
+  return true;
+}
+
+bool RdmaMemoryMgr::discard(const Buffer& buffer) {
+  auto it = allocations_.find(buffer.addr);
+  if (it == allocations_.end() || !it->second.in_use) return false;
+  destroy_allocation(buffer.addr);
+  return true;
+}
+
+void RdmaMemoryMgr::destroy_allocation(uint64_t addr) {
+  auto it = allocations_.find(addr);
+  if (it == allocations_.end()) return;
+  Allocation a = it->second;
+  allocations_.erase(it);
+  if (!a.in_use) {
+    auto& list = free_[a.key];
+    std::erase(list, addr);
+  }
+  if (a.region) deregister_region(a.region->addr);
+  memory_.free(a.whole);
+}
+
+size_t RdmaMemoryMgr::free_buffers() const {
+  size_t n = 0;
+  for (const auto& [key, list] : free_) n += list.size();
+  return n;
+}
+
+size_t RdmaMemoryMgr::buffers_in_use() const { return allocations_.size() - free_buffers(); }
+
+Result<MemoryRegion> RdmaMemoryMgr::register_region(const Buffer& buffer, Access access,
+                                                   RegionOwner owner) {
+  Result<MemoryRegion> region = nic_.register_memory(buffer, access);
+  if (!region.is_ok()) return region.status();
+  ++registrations_;
+  regions_[region->addr] = RegionEntry{*region, owner};
+  return region;
+}
+
+void RdmaMemoryMgr::deregister_region(uint64_t start) {
+  auto it = regions_.find(start);
+  if (it == regions_.end()) return;
+  Status st = nic_.deregister_memory(it->second.region);
+  (void)st;  // nothing to do about a failed deregistration but forget it
+  regions_.erase(it);
+}
+
+}  // namespace tensorwire::tf_verbs

@@ -1,0 +1,581 @@
+// RdmaRendezvous: the glue. Owns the channels, the memory manager, the local
+// tag-match table of sent tensors, the outstanding RdmaTensorRequests (by
+// request_index) and RdmaTensorResponses (by response id), and the NIC
+// completion handler that dispatches every completion by wr_id and opcode.
+#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/protocols/tf_verbs_zero_copy/rdma_channel.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_imm_data.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_memory_mgr.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_protocol_env.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_tensor_request.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_tensor_response.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
+#include "core/protocols/tf_verbs_zero_copy/request_index_allocator.h"
+#include "core/wire/rdma_message.h"
+
+namespace tensorwire::tf_verbs {
+
+namespace {
+
+Status transport_error(const Completion& c) {
+  StatusCode code = StatusCode::kQpError;
+  if (c.status == CompletionStatus::kRetryExceeded ||
+      c.status == CompletionStatus::kRnrRetryExceeded) {
+    code = StatusCode::kPeerGone;
+  } else if (c.status == CompletionStatus::kRemoteAccessError) {
+    code = StatusCode::kRemoteAccess;
+  }
+  return Status(code, std::string(completion_opcode_name(c.opcode)) + " on the queue pair to rank " +
+                          std::to_string(c.peer) + " completed with " +
+                          completion_status_name(c.status));
+}
+
+using TensorKey = std::pair<std::string, uint64_t>;  // (name, step_id)
+
+}  // namespace
+
+class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
+ public:
+  Impl(RankEnv env, TfVerbsOptions options)
+      : env_(env),
+        options_(options),
+        mgr_(env.nic, env.memory),
+        track_("rank " + std::to_string(env.nic.rank())) {}
+
+  ~Impl() override {
+    *alive_ = false;
+    if (started_) env_.nic.set_completion_handler([](const Completion&) {});
+    // SendDone callbacks of tensors still held are dropped with the rendezvous
+    // (alive_ is false now).
+    for (auto& [id, response] : responses_) response->Fail(Status(StatusCode::kAborted, "shutdown"));
+    requests_.clear();
+    responses_.clear();
+    sent_.clear();
+    channels_.clear();
+  }
+
+  Status start() {
+    if (started_) return {StatusCode::kInvalidArgument, "start() called twice"};
+    auto zero = mgr_.allocate_registered(MemoryKind::kHostPinned, 0, 0, Access::kLocalWrite);
+    if (!zero.is_ok()) return zero.status();
+    zero_source_ = *zero;
+    started_ = true;
+    std::shared_ptr<bool> alive = alive_;
+    env_.nic.set_completion_handler([this, alive](const Completion& c) {
+      if (*alive) on_completion(c);
+    });
+    for (RankId peer = 0; peer < env_.nic.world_size(); ++peer) {
+      if (peer == env_.nic.rank()) continue;
+      auto channel = std::make_unique<RdmaChannel>(peer, env_.nic, env_.memory, mgr_,
+                                                   options_.control_ring_size);
+      Status st = channel->start();
+      if (!st.is_ok()) {
+        return Status(st.code(), "channel to rank " + std::to_string(peer) + ": " + st.message());
+      }
+      channels_.emplace(peer, std::move(channel));
+    }
+    return Status::ok();
+  }
+
+  Status send(std::string_view name, uint64_t step_id, Tensor tensor, SendDone done) {
+    if (!started_) return {StatusCode::kInvalidArgument, "send before start()"};
+    TensorKey key{std::string(name), step_id};
+    if (aborted_steps_.count(step_id)) {
+      return {StatusCode::kAborted, "send of '" + key.first + "': step " +
+                                        std::to_string(step_id) + " was aborted"};
+    }
+    if (!tensor.is_dead && is_dma_able(tensor.dtype)) {
+      if (!tensor.shape.num_elements()) {
+        return {StatusCode::kInvalidArgument, "send of '" + key.first + "': invalid shape " +
+                                                  tensor.shape.to_string()};
+      }
+      if (tensor.buffer.length < tensor.total_bytes()) {
+        return {StatusCode::kInvalidArgument,
+                "send of '" + key.first + "': buffer of " + std::to_string(tensor.buffer.length) +
+                    " bytes holds less than the tensor's " +
+                    std::to_string(tensor.total_bytes())};
+      }
+    }
+    if (!tensor.is_dead && tensor.dtype == DataType::kString &&
+        tensor.strings.size() != tensor.shape.num_elements().value_or(UINT64_MAX)) {
+      return {StatusCode::kInvalidArgument,
+              "send of '" + key.first + "': " + std::to_string(tensor.strings.size()) +
+                  " strings for shape " + tensor.shape.to_string()};
+    }
+    if (sent_.count(key)) {
+      return {StatusCode::kInvalidArgument, "duplicate send of '" + key.first + "' in step " +
+                                                std::to_string(step_id)};
+    }
+    auto sent = std::make_shared<SentTensor>(env_.clock, alive_, std::move(tensor), std::move(done));
+    auto parked = parked_.find(key);
+    if (parked != parked_.end() && !parked->second.empty()) {
+      uint64_t id = parked->second.front();
+      parked->second.pop_front();
+      if (parked->second.empty()) parked_.erase(parked);
+      auto it = responses_.find(id);
+      if (it != responses_.end()) {
+        it->second->Start(std::move(sent));
+        after_response(id);
+        return Status::ok();
+      }
+    }
+    sent_.emplace(std::move(key), std::move(sent));
+    return Status::ok();
+  }
+
+  void recv(RankId src, std::string_view name, uint64_t step_id, RecvArgs args, RecvDone done) {
+    std::string n(name);
+    if (!started_) {
+      fail_later(std::move(done), Status(StatusCode::kInvalidArgument, "recv before start()"));
+      return;
+    }
+    if (src == env_.nic.rank() || src >= env_.nic.world_size()) {
+      fail_later(std::move(done),
+                 Status(StatusCode::kInvalidArgument,
+                        "recv of '" + n + "' from rank " + std::to_string(src) + " on rank " +
+                            std::to_string(env_.nic.rank()) +
+                            ": local transfers do not go through the NIC"));
+      return;
+    }
+    if (aborted_steps_.count(step_id)) {
+      fail_later(std::move(done), Status(StatusCode::kAborted, "recv of '" + n + "': step " +
+                                                                   std::to_string(step_id) +
+                                                                   " was aborted"));
+      return;
+    }
+    RdmaChannel* ch = channel(src);
+    if (ch->broken()) {
+      fail_later(std::move(done), ch->failure());
+      return;
+    }
+    Result<uint32_t> index = indices_.allocate();
+    if (!index.is_ok()) {
+      fail_later(std::move(done), index.status());
+      return;
+    }
+    uint64_t serial = next_serial_++;
+    auto request = std::make_unique<RdmaTensorRequest>(*this, *index, src, std::move(n), step_id,
+                                                       args, std::move(done));
+    RdmaTensorRequest& r = *request;
+    requests_.emplace(*index, RequestEntry{std::move(request), serial});
+    r.Start();
+    after_request(*index);
+  }
+
+  void abort_step(uint64_t step_id, Status why) {
+    if (why.is_ok()) why = Status(StatusCode::kAborted, "step aborted");
+    aborted_steps_.insert(step_id);
+    std::vector<uint32_t> requests;
+    for (auto& [index, entry] : requests_) {
+      if (entry.request->step_id() == step_id) requests.push_back(index);
+    }
+    for (uint32_t index : requests) {
+      auto it = requests_.find(index);
+      if (it == requests_.end()) continue;
+      it->second.request->Abort(why);
+      after_request(index);
+    }
+    std::vector<uint64_t> responses;
+    for (auto& [id, response] : responses_) {
+      if (response->step_id() == step_id) responses.push_back(id);
+    }
+    for (uint64_t id : responses) {
+      auto it = responses_.find(id);
+      if (it == responses_.end()) continue;
+      it->second->Abort(why);
+      after_response(id);
+    }
+    for (auto it = sent_.begin(); it != sent_.end();) {
+      if (it->first.second == step_id) {
+        it->second->status = why;
+        it = sent_.erase(it);  // SendDone runs as the last holder lets go
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void release(const Tensor& tensor) { mgr_.release_registered(tensor.buffer); }
+
+  std::optional<Buffer> destination_of(uint32_t request_index) const {
+    auto it = requests_.find(request_index);
+    if (it == requests_.end()) return std::nullopt;
+    return it->second.request->destination();
+  }
+
+  size_t outstanding_requests() const { return requests_.size(); }
+  size_t pending_responses() const { return responses_.size(); }
+
+  const RendezvousStats& stats_view() const {
+    stats_.registrations = mgr_.registrations();
+    return stats_;
+  }
+
+  // --- RdmaProtocolEnv ---
+  RankEnv& env() override { return env_; }
+  const TfVerbsOptions& options() const override { return options_; }
+  RdmaMemoryMgr& memory_mgr() override { return mgr_; }
+  RendezvousStats& stats() override { return stats_; }
+  const RegisteredBuffer& zero_source() const override { return zero_source_; }
+  const std::string& trace_track() const override { return track_; }
+
+  Status send_control(RankId peer, const wire::RdmaMessage& message) override {
+    RdmaChannel* ch = channel(peer);
+    if (!ch) return {StatusCode::kInvalidArgument, "no channel to rank " + std::to_string(peer)};
+    return ch->send_message(message);
+  }
+
+  Status post_write(RankId peer, const SendWorkRequest& wr) override {
+    RdmaChannel* ch = channel(peer);
+    if (!ch) return {StatusCode::kInvalidArgument, "no channel to rank " + std::to_string(peer)};
+    return ch->post(wr);
+  }
+
+  std::function<void(Status)> request_callback(
+      uint32_t request_index, std::function<void(RdmaTensorRequest&, Status)> event) override {
+    auto it = requests_.find(request_index);
+    uint64_t serial = it == requests_.end() ? 0 : it->second.serial;
+    std::shared_ptr<bool> alive = alive_;
+    return [this, alive, request_index, serial, event = std::move(event)](Status st) {
+      if (!*alive) return;
+      auto found = requests_.find(request_index);
+      if (found == requests_.end() || found->second.serial != serial) return;
+      event(*found->second.request, std::move(st));
+      after_request(request_index);
+    };
+  }
+
+  std::function<void(Status)> response_callback(
+      uint64_t response_id, std::function<void(RdmaTensorResponse&, Status)> event) override {
+    std::shared_ptr<bool> alive = alive_;
+    return [this, alive, response_id, event = std::move(event)](Status st) {
+      if (!*alive) return;
+      auto found = responses_.find(response_id);
+      if (found == responses_.end()) return;
+      event(*found->second, std::move(st));
+      after_response(response_id);
+    };
+  }
+
+ private:
+  struct RequestEntry {
+    std::unique_ptr<RdmaTensorRequest> request;
+    uint64_t serial = 0;  // tells a reused request_index from the old request
+  };
+
+  RdmaChannel* channel(RankId peer) {
+    auto it = channels_.find(peer);
+    return it == channels_.end() ? nullptr : it->second.get();
+  }
+
+  void fail_later(RecvDone done, Status why) {
+    ++stats_.recvs_failed;
+    std::shared_ptr<bool> alive = alive_;
+    env_.clock.schedule_after(0, [alive, done = std::move(done), why = std::move(why)] {
+      if (*alive && done) done(why, Tensor{});
+    });
+  }
+
+  // After any event on a request: deliver its outcome, erase it when done.
+  void after_request(uint32_t index) {
+    auto it = requests_.find(index);
+    if (it == requests_.end()) return;
+    std::optional<RdmaTensorRequest::Completion> completion = it->second.request->take_completion();
+    if (it->second.request->finished()) {
+      requests_.erase(it);
+      indices_.release(index);
+    }
+    // Last: the callback may call back into the rendezvous.
+    if (completion && completion->done) {
+      completion->done(std::move(completion->status), std::move(completion->tensor));
+    }
+  }
+
+  void after_response(uint64_t id) {
+    auto it = responses_.find(id);
+    if (it == responses_.end() || !it->second->finished()) return;
+    RdmaTensorResponse& r = *it->second;
+    response_by_request_.erase({r.peer(), r.request_index()});
+    auto parked = parked_.find({r.name(), r.step_id()});
+    if (parked != parked_.end()) {
+      std::erase(parked->second, id);
+      if (parked->second.empty()) parked_.erase(parked);
+    }
+    responses_.erase(it);
+  }
+
+  // --- completions ---
+  void on_completion(const Completion& c) {
+    std::optional<RdmaWriteID> id = RdmaWriteID::decode(c.wr_id);
+    RdmaChannel* ch = channel(c.peer);
+    if (!id || !ch) {
+      ++stats_.unknown_completions;
+      return;
+    }
+    switch (id->type) {
+      case RdmaWriteIDType::kRingReceive:
+        on_ring_completion(*ch, id->context, c);
+        return;
+      case RdmaWriteIDType::kControlMessage:
+        ch->message_sent(id->context);
+        if (c.status != CompletionStatus::kSuccess) fail_channel(*ch, transport_error(c));
+        break;
+      case RdmaWriteIDType::kTensorWrite:
+      case RdmaWriteIDType::kTensorProtoWrite: {
+        if (c.status != CompletionStatus::kSuccess) fail_channel(*ch, transport_error(c));
+        auto it = responses_.find(id->context);
+        if (it == responses_.end()) {
+          ++stats_.unknown_completions;
+        } else if (c.status == CompletionStatus::kSuccess) {
+          it->second->WriteCompleted();
+          after_response(id->context);
+        } else {
+          it->second->Destroy();
+          after_response(id->context);
+        }
+        break;
+      }
+    }
+    if (!ch->broken()) {
+      Status st = ch->drain_pending();
+      if (!st.is_ok()) fail_channel(*ch, st);
+    }
+  }
+
+  void repost(RdmaChannel& ch, uint64_t slot) {
+    // Reposted even on a channel we closed ourselves: a peer that keeps
+    // sending must not be left retrying receiver-not-ready forever.
+    Status st = ch.repost(slot);
+    if (!st.is_ok() && !ch.broken()) fail_channel(ch, st);
+  }
+
+  void on_ring_completion(RdmaChannel& ch, uint64_t slot, const Completion& c) {
+    if (c.status != CompletionStatus::kSuccess) {
+      fail_channel(ch, transport_error(c));  // flushed: the QP is in error, nothing to repost
+      return;
+    }
+    if (c.opcode == CompletionOpcode::kRecv) {
+      std::span<const std::byte> bytes = ch.ring_bytes(slot, c.byte_len);
+      Result<wire::RdmaMessage> message =
+          bytes.empty() ? Result<wire::RdmaMessage>(Status(
+                              StatusCode::kMalformedMessage,
+                              "empty or oversized control message (" +
+                                  std::to_string(c.byte_len) + " bytes)"))
+                        : wire::decode(bytes);
+      repost(ch, slot);
+      if (ch.broken()) return;
+      if (!message.is_ok()) {
+        ++stats_.malformed_messages;
+        fail_channel(ch, Status(StatusCode::kMalformedMessage,
+                                "control message from rank " + std::to_string(ch.peer()) + ": " +
+                                    message.status().message()));
+        return;
+      }
+      on_control_message(ch, *message);
+      return;
+    }
+    repost(ch, slot);
+    if (ch.broken()) return;
+    if (c.opcode != CompletionOpcode::kRecvRdmaWithImm || !c.has_imm) {
+      ++stats_.protocol_errors;
+      return;
+    }
+    on_write_with_imm(ch, c.imm_data, c.byte_len);
+  }
+
+  void on_write_with_imm(RdmaChannel& ch, uint32_t imm, uint32_t byte_len) {
+    if (is_reserved_imm(imm)) {
+      ++stats_.protocol_errors;
+      return;
+    }
+    auto it = requests_.find(imm);
+    if (it == requests_.end() || it->second.request->src() != ch.peer()) {
+      ++stats_.protocol_errors;
+      return;
+    }
+    it->second.request->RecvTensorContent(byte_len);
+    after_request(imm);
+  }
+
+  // The request a META_DATA_UPDATE / ERROR_STATUS from `peer` is about.
+  RdmaTensorRequest* request_for(RankId peer, const wire::RdmaMessage& m) {
+    auto it = requests_.find(m.request_index);
+    if (it == requests_.end()) return nullptr;
+    RdmaTensorRequest& r = *it->second.request;
+    if (r.src() != peer || r.name() != m.name || r.step_id() != m.step_id) return nullptr;
+    return &r;
+  }
+
+  void on_control_message(RdmaChannel& ch, const wire::RdmaMessage& m) {
+    switch (m.type) {
+      case wire::RdmaMessageType::kTensorRequest:
+        on_tensor_request(ch, m);
+        return;
+      case wire::RdmaMessageType::kMetaDataUpdate: {
+        RdmaTensorRequest* r = request_for(ch.peer(), m);
+        if (!r) {
+          ++stats_.stale_messages;
+          return;
+        }
+        r->RecvTensorMetaData(m);
+        after_request(m.request_index);
+        return;
+      }
+      case wire::RdmaMessageType::kTensorReRequest: {
+        auto found = response_by_request_.find({ch.peer(), m.request_index});
+        if (found == response_by_request_.end()) {
+          // A withdrawal racing with the write that completed the request is expected.
+          ++stats_.stale_messages;
+          return;
+        }
+        uint64_t id = found->second;
+        RdmaTensorResponse& r = *responses_.at(id);
+        if (r.name() != m.name || r.step_id() != m.step_id) {
+          ++stats_.protocol_errors;
+          return;
+        }
+        r.Resume(m);
+        after_response(id);
+        return;
+      }
+      case wire::RdmaMessageType::kErrorStatus: {
+        RdmaTensorRequest* r = request_for(ch.peer(), m);
+        if (!r) {
+          ++stats_.stale_messages;
+          return;
+        }
+        StatusCode code = m.error_code == StatusCode::kOk ? StatusCode::kInternal : m.error_code;
+        r->RecvErrorStatus(Status(code, "rank " + std::to_string(ch.peer()) + ": " +
+                                            m.error_message));
+        after_request(m.request_index);
+        return;
+      }
+    }
+    ++stats_.protocol_errors;
+  }
+
+  void on_tensor_request(RdmaChannel& ch, const wire::RdmaMessage& m) {
+    std::pair<RankId, uint32_t> by_request{ch.peer(), m.request_index};
+    if (response_by_request_.count(by_request) || is_reserved_imm(m.request_index)) {
+      ++stats_.protocol_errors;  // a request_index reused while outstanding
+      return;
+    }
+    uint64_t id = next_response_id_++;
+    responses_.emplace(id, std::make_unique<RdmaTensorResponse>(*this, id, ch.peer(), m));
+    response_by_request_.emplace(by_request, id);
+    RdmaTensorResponse& r = *responses_.at(id);
+    TensorKey key{m.name, m.step_id};
+    if (aborted_steps_.count(m.step_id)) {
+      r.Abort(Status(StatusCode::kAborted, "step " + std::to_string(m.step_id) +
+                                               " was aborted on rank " +
+                                               std::to_string(env_.nic.rank()) + "; '" +
+                                               m.name + "' will not be sent"));
+      after_response(id);
+      return;
+    }
+    auto sent = sent_.find(key);
+    if (sent == sent_.end()) {
+      parked_[key].push_back(id);  // Recv before Send: wait for the tensor
+      return;
+    }
+    std::shared_ptr<SentTensor> tensor = std::move(sent->second);
+    sent_.erase(sent);
+    r.Start(std::move(tensor));
+    after_response(id);
+  }
+
+  void fail_channel(RdmaChannel& ch, Status why) {
+    if (ch.broken()) return;
+    if (why.code() == StatusCode::kMalformedMessage) {
+      // Closed by us, the queue pair still works: tell the peer about the
+      // requests of its we know of, so they fail now rather than hang.
+      std::vector<uint64_t> answerable;
+      for (auto& [id, response] : responses_) {
+        if (response->peer() == ch.peer() && !response->writing()) answerable.push_back(id);
+      }
+      for (uint64_t id : answerable) {
+        auto it = responses_.find(id);
+        if (it == responses_.end()) continue;
+        it->second->Abort(why);
+        after_response(id);
+      }
+    }
+    ch.mark_broken(why);
+    ++stats_.channel_failures;
+    env_.trace.instant(track_, "channel failed", env_.clock.now_ns(),
+                       "rank " + std::to_string(ch.peer()) + ": " + why.to_string());
+    std::vector<uint32_t> requests;
+    for (auto& [index, entry] : requests_) {
+      if (entry.request->src() == ch.peer()) requests.push_back(index);
+    }
+    for (uint32_t index : requests) {
+      auto it = requests_.find(index);
+      if (it == requests_.end()) continue;
+      it->second.request->Fail(why);
+      after_request(index);
+    }
+    std::vector<uint64_t> responses;
+    for (auto& [id, response] : responses_) {
+      if (response->peer() == ch.peer()) responses.push_back(id);
+    }
+    for (uint64_t id : responses) {
+      auto it = responses_.find(id);
+      if (it == responses_.end()) continue;
+      it->second->Fail(why);
+      after_response(id);
+    }
+  }
+
+  RankEnv env_;
+  TfVerbsOptions options_;
+  RdmaMemoryMgr mgr_;  // first in, last out: everything below returns buffers to it
+  std::string track_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  bool started_ = false;
+  mutable RendezvousStats stats_;
+  RegisteredBuffer zero_source_;
+  RequestIndexAllocator indices_;
+  uint64_t next_serial_ = 1;
+  uint64_t next_response_id_ = 1;
+  std::map<RankId, std::unique_ptr<RdmaChannel>> channels_;
+  std::map<TensorKey, std::shared_ptr<SentTensor>> sent_;     // local tag-match table
+  std::map<TensorKey, std::deque<uint64_t>> parked_;          // requests before Send
+  std::set<uint64_t> aborted_steps_;
+  std::map<uint32_t, RequestEntry> requests_;
+  std::map<uint64_t, std::unique_ptr<RdmaTensorResponse>> responses_;
+  std::map<std::pair<RankId, uint32_t>, uint64_t> response_by_request_;
+};
+
+RdmaRendezvous::RdmaRendezvous(RankEnv env, TfVerbsOptions options)
+    : impl_(std::make_unique<Impl>(env, options)) {}
+RdmaRendezvous::~RdmaRendezvous() = default;
+
+Status RdmaRendezvous::start() { return impl_->start(); }
+Status RdmaRendezvous::send(std::string_view name, uint64_t step_id, Tensor tensor,
+                            SendDone done) {
+  return impl_->send(name, step_id, std::move(tensor), std::move(done));
+}
+void RdmaRendezvous::recv(RankId src, std::string_view name, uint64_t step_id, RecvArgs args,
+                          RecvDone done) {
+  impl_->recv(src, name, step_id, args, std::move(done));
+}
+void RdmaRendezvous::abort_step(uint64_t step_id, Status why) {
+  impl_->abort_step(step_id, std::move(why));
+}
+void RdmaRendezvous::release(const Tensor& tensor) { impl_->release(tensor); }
+std::optional<Buffer> RdmaRendezvous::destination_of(uint32_t request_index) const {
+  return impl_->destination_of(request_index);
+}
+size_t RdmaRendezvous::outstanding_requests() const { return impl_->outstanding_requests(); }
+size_t RdmaRendezvous::pending_responses() const { return impl_->pending_responses(); }
+const RendezvousStats& RdmaRendezvous::stats() const { return impl_->stats_view(); }
+
+}  // namespace tensorwire::tf_verbs

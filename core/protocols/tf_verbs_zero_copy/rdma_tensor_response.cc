@@ -1,0 +1,300 @@
+#include "core/protocols/tf_verbs_zero_copy/rdma_tensor_response.h"
+
+#include <utility>
+
+#include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
+#include "core/wire/tensor_proto.h"
+
+namespace tensorwire::tf_verbs {
+
+namespace {
+
+RdmaTensorMetaData meta_of(const wire::RdmaMessage& m) {
+  RdmaTensorMetaData meta;
+  meta.data_type = m.data_type;
+  meta.tensor_shape = m.tensor_shape;
+  meta.is_dead = m.is_dead;
+  meta.proto_size = (!m.is_dead && m.data_type == DataType::kString) ? m.tensor_bytes : 0;
+  return meta;
+}
+
+// Clones, staging and proto buffers are only read by the NIC: local rights.
+constexpr Access kSourceAccess = Access::kLocalWrite;
+
+}  // namespace
+
+RdmaTensorResponse::RdmaTensorResponse(RdmaProtocolEnv& env, uint64_t response_id, RankId peer,
+                                       const wire::RdmaMessage& request)
+    : env_(env),
+      response_id_(response_id),
+      peer_(peer),
+      name_(request.name),
+      step_id_(request.step_id),
+      request_index_(request.request_index),
+      requested_meta_(meta_of(request)),
+      remote_addr_(request.remote_addr),
+      rkey_(request.rkey) {}
+
+RdmaTensorResponse::~RdmaTensorResponse() {
+  if (content_) env_.memory_mgr().release_registered(content_->buffer);
+}
+
+void RdmaTensorResponse::Start(std::shared_ptr<SentTensor> sent) {
+  if (state_ != State::kWaitingForSend || !sent) return;
+  sent_ = std::move(sent);
+  meta_ = RdmaTensorMetaData::of(sent_->tensor);
+  // A request without destination is a first-time request: the requester has
+  // no meta-data yet.
+  bool direct = remote_addr_ != 0 && requested_meta_ == meta_;
+  if (meta_.byte_size() > UINT32_MAX) {
+    send_error(Status(StatusCode::kInvalidArgument,
+                      "tensor '" + name_ + "' is larger than one RDMA write (4 GiB)"));
+    Destroy();
+    return;
+  }
+  Status st = prepare_content(direct);
+  if (!st.is_ok()) {
+    send_error(Status(st.code(), "sender cannot serve '" + name_ + "': " + st.message()));
+    Destroy();
+    return;
+  }
+  if (!direct) {
+    send_meta_data_update();
+    if (state_ == State::kFinished) return;
+  }
+  if (state_ == State::kPreparing) return;  // continues in on_copy_done
+  if (direct) {
+    post_write();
+  } else {
+    state_ = State::kWaitingReRequest;
+  }
+}
+
+Status RdmaTensorResponse::prepare_content(bool direct) {
+  const Tensor& tensor = sent_->tensor;
+  uint64_t bytes = meta_.byte_size();
+  RdmaMemoryMgr& mgr = env_.memory_mgr();
+  RankEnv& env = env_.env();
+  if (bytes == 0) {
+    // Dead and empty tensors: the 0-byte write-with-imm is the whole answer.
+    const RegisteredBuffer& zero = env_.zero_source();
+    source_ = Sge{zero.buffer.addr, 0, zero.region ? zero.region->lkey : 0};
+    sent_.reset();
+    return Status::ok();
+  }
+  if (tensor.dtype == DataType::kString) {
+    // Not DMA-able: serialize into a registered host buffer and write that.
+    auto proto = mgr.allocate_registered(MemoryKind::kHostPinned, 0, bytes, kSourceAccess);
+    if (!proto.is_ok()) return proto.status();
+    content_ = *proto;
+    ++env_.stats().cpu_copies;
+    if (env.memory.holds_payload()) {
+      std::span<std::byte> view = env.memory.host_view(content_->buffer);
+      if (view.size() < bytes) return {StatusCode::kInternal, "proto buffer has no host view"};
+      auto n = wire::serialize_strings(tensor.strings, view.first(bytes));
+      if (!n.is_ok()) return n.status();
+    }
+    source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
+    sent_.reset();
+    return Status::ok();
+  }
+  if (tensor.buffer.length < bytes) {
+    return {StatusCode::kInvalidArgument, "source buffer of " +
+                                              std::to_string(tensor.buffer.length) +
+                                              " bytes is shorter than the tensor"};
+  }
+  MemoryKind kind = tensor.buffer.kind;
+  if (is_nic_reachable(kind) && direct) {
+    // Zero copies: the NIC reads the source tensor itself.
+    auto region = mgr.register_source(tensor.buffer);
+    if (!region.is_ok()) return region.status();
+    source_ = Sge{tensor.buffer.addr, static_cast<uint32_t>(bytes), region->lkey};
+    return Status::ok();
+  }
+  if (is_host(kind)) {
+    // Clone on the CPU: the caller may overwrite the source before the re-request.
+    auto clone = mgr.allocate_registered(MemoryKind::kHostPinned, 0, bytes, kSourceAccess);
+    if (!clone.is_ok()) return clone.status();
+    content_ = *clone;
+    Status st = env.memory.cpu_copy(content_->buffer, 0, tensor.buffer, 0, bytes);
+    if (!st.is_ok()) return st;
+    ++env_.stats().cpu_copies;
+    source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
+    sent_.reset();
+    return Status::ok();
+  }
+  // GPU memory: a device->device clone (GPUDirect: the NIC reads the clone),
+  // or a device->host staging copy (no GPUDirect: the NIC reads host memory).
+  bool gpu_direct = is_nic_reachable(kind);
+  auto buffer = gpu_direct ? mgr.allocate_registered(kind, tensor.buffer.device, bytes,
+                                                     kSourceAccess)
+                           : mgr.allocate_registered(MemoryKind::kHostPinned, 0, bytes,
+                                                     kSourceAccess);
+  if (!buffer.is_ok()) return buffer.status();
+  content_ = *buffer;
+  source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
+  auto on_done = env_.response_callback(
+      response_id_, [](RdmaTensorResponse& r, Status st) { r.on_copy_done(std::move(st)); });
+  Status st = env.copy_engine.submit(content_->buffer, 0, tensor.buffer, 0, bytes, on_done);
+  if (!st.is_ok()) return st;
+  ++env_.stats().device_copies;
+  state_ = State::kPreparing;
+  return Status::ok();
+}
+
+void RdmaTensorResponse::on_copy_done(Status status) {
+  if (state_ != State::kPreparing) return;
+  sent_.reset();  // the content is in content_ now
+  if (after_copy_ == Pending::kDestroy) {
+    Destroy();
+    return;
+  }
+  if (after_copy_ == Pending::kErrorStatus) {
+    send_error(pending_error_);
+    Destroy();
+    return;
+  }
+  if (!status.is_ok()) {
+    send_error(Status(status.code(), "copying '" + name_ + "' failed: " + status.message()));
+    Destroy();
+    return;
+  }
+  if (!update_sent_ || re_requested_) {
+    post_write();
+  } else {
+    state_ = State::kWaitingReRequest;
+  }
+}
+
+void RdmaTensorResponse::Resume(const wire::RdmaMessage& re_request) {
+  if (re_request.remote_addr == 0) {
+    Withdraw();
+    return;
+  }
+  if (!update_sent_ || re_requested_ ||
+      (state_ != State::kWaitingReRequest && state_ != State::kPreparing)) {
+    ++env_.stats().protocol_errors;
+    return;
+  }
+  re_requested_ = true;
+  if (!(meta_of(re_request) == meta_)) {
+    Status why(StatusCode::kInvalidArgument,
+               "TENSOR_RE_REQUEST for '" + name_ + "' names meta-data " +
+                   meta_of(re_request).to_string() + ", the update said " + meta_.to_string());
+    if (state_ == State::kPreparing) {
+      after_copy_ = Pending::kErrorStatus;
+      pending_error_ = why;
+      return;
+    }
+    send_error(why);
+    Destroy();
+    return;
+  }
+  remote_addr_ = re_request.remote_addr;
+  rkey_ = re_request.rkey;
+  if (state_ == State::kWaitingReRequest) post_write();
+}
+
+void RdmaTensorResponse::post_write() {
+  SendWorkRequest wr;
+  bool proto = !meta_.is_dead && meta_.data_type == DataType::kString;
+  wr.wr_id = RdmaWriteID{proto ? RdmaWriteIDType::kTensorProtoWrite : RdmaWriteIDType::kTensorWrite,
+                         response_id_}
+                 .encode();
+  wr.opcode = WorkOpcode::kRdmaWriteWithImm;
+  wr.local = source_;
+  wr.remote_addr = remote_addr_;
+  wr.rkey = rkey_;
+  wr.imm_data = request_index_;
+  state_ = State::kWriting;
+  Status st = env_.post_write(peer_, wr);
+  if (!st.is_ok()) {  // the channel is broken; its failure reaches the requester
+    if (sent_) sent_->status = st;
+    Destroy();
+    return;
+  }
+  ++env_.stats().content_writes;
+}
+
+void RdmaTensorResponse::WriteCompleted() {
+  if (state_ == State::kWriting) Destroy();
+}
+
+void RdmaTensorResponse::Withdraw() {
+  Abort(Status(StatusCode::kAborted,
+               "request for '" + name_ + "' step " + std::to_string(step_id_) + " withdrawn"));
+}
+
+void RdmaTensorResponse::Abort(Status why) {
+  switch (state_) {
+    case State::kWriting:
+    case State::kFinished:
+      return;  // a write on its way completes the request by itself
+    case State::kPreparing:
+      if (after_copy_ == Pending::kNone) {
+        after_copy_ = Pending::kErrorStatus;
+        pending_error_ = std::move(why);
+      }
+      return;
+    case State::kWaitingForSend:
+    case State::kWaitingReRequest:
+      if (sent_) sent_->status = why;
+      send_error(why);
+      Destroy();
+      return;
+  }
+}
+
+void RdmaTensorResponse::Fail(Status why) {
+  if (sent_) sent_->status = why;
+  switch (state_) {
+    case State::kWriting:
+    case State::kFinished:
+      return;  // the write's completion (success or flush) destroys it
+    case State::kPreparing:
+      after_copy_ = Pending::kDestroy;
+      return;
+    case State::kWaitingForSend:
+    case State::kWaitingReRequest:
+      Destroy();
+      return;
+  }
+}
+
+void RdmaTensorResponse::Destroy() {
+  if (content_) env_.memory_mgr().release_registered(content_->buffer);
+  content_.reset();
+  sent_.reset();
+  state_ = State::kFinished;
+}
+
+void RdmaTensorResponse::send_error(const Status& why) {
+  Status st = env_.send_control(peer_, make_error_status(name_, step_id_, request_index_, why));
+  if (st.is_ok()) ++env_.stats().error_statuses_sent;
+}
+
+void RdmaTensorResponse::send_meta_data_update() {
+  wire::RdmaMessage m;
+  m.type = wire::RdmaMessageType::kMetaDataUpdate;
+  m.name = name_;
+  m.step_id = step_id_;
+  m.request_index = request_index_;
+  m.remote_addr = 0;
+  m.rkey = 0;
+  m.is_dead = meta_.is_dead;
+  m.data_type = meta_.data_type;
+  m.tensor_shape = meta_.tensor_shape;
+  m.tensor_bytes = meta_.byte_size();
+  m.error_code = StatusCode::kOk;
+  Status st = env_.send_control(peer_, m);
+  if (!st.is_ok()) {
+    Fail(st);
+    return;
+  }
+  update_sent_ = true;
+  ++env_.stats().meta_data_updates_sent;
+  env_.env().trace.instant(env_.trace_track(), "send META_DATA_UPDATE",
+                           env_.env().clock.now_ns(), name_ + " " + meta_.to_string());
+}
+
+}  // namespace tensorwire::tf_verbs

@@ -1,0 +1,28 @@
+#include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
+
+namespace tensorwire::tf_verbs {
+
+const char* write_id_type_name(RdmaWriteIDType type) {
+  switch (type) {
+    case RdmaWriteIDType::kControlMessage: return "control_message";
+    case RdmaWriteIDType::kTensorWrite: return "tensor_write";
+    case RdmaWriteIDType::kTensorProtoWrite: return "tensor_proto_write";
+    case RdmaWriteIDType::kRingReceive: return "ring_receive";
+  }
+  return "unknown";
+}
+
+uint64_t RdmaWriteID::encode() const {
+  return (uint64_t{static_cast<uint8_t>(type)} << kContextBits) | (context & kMaxContext);
+}
+
+std::optional<RdmaWriteID> RdmaWriteID::decode(uint64_t wr_id) {
+  uint8_t raw = static_cast<uint8_t>(wr_id >> kContextBits);
+  if (raw < static_cast<uint8_t>(RdmaWriteIDType::kControlMessage) ||
+      raw > static_cast<uint8_t>(RdmaWriteIDType::kRingReceive)) {
+    return std::nullopt;
+  }
+  return RdmaWriteID{static_cast<RdmaWriteIDType>(raw), wr_id & kMaxContext};
+}
+
+}  // namespace tensorwire::tf_verbs
