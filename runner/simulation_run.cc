@@ -36,7 +36,13 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
   }
 
   WorkloadDriver driver(scenario.workload, report.seed, envs, rendezvous_ptrs);
-  if (on_progress) driver.set_progress_callback(on_progress);
+  uint64_t wire_bytes_at_last_step_end = 0;
+  driver.set_progress_callback([&](size_t steps_done, size_t steps_total) {
+    const uint64_t wire_bytes = simulator.total_stats().bytes_on_wire_tx;
+    report.step_wire_bytes.push_back(wire_bytes - wire_bytes_at_last_step_end);
+    wire_bytes_at_last_step_end = wire_bytes;
+    if (on_progress) on_progress(steps_done, steps_total);
+  });
   driver.start();
   simulator.run();
   driver.release_memory();

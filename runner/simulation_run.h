@@ -34,6 +34,10 @@ struct SimulationReport {
   std::vector<sim::SimStats> rank_stats;
   sim::SimStats total_stats;
   std::vector<tf_verbs::RendezvousStats> protocol_stats;  // per rank
+  // Payload bytes all ports sent during each step, in step order. Steps do not
+  // overlap (the driver starts a step when the previous one has finished), so
+  // the wire counter's growth between two step ends belongs to one step.
+  std::vector<uint64_t> step_wire_bytes;
   // What went wrong, one line each (empty when the run passed every check).
   std::vector<std::string> problems;
 

@@ -1,0 +1,55 @@
+// tensorwire: the command line. Parses flags, dispatches to a command, and
+// turns every failure into a message on stderr and an exit code: nothing
+// escapes as an uncaught exception.
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/run_command.h"
+#include "report/progress_bar.h"
+
+#ifndef TENSORWIRE_VERSION
+#define TENSORWIRE_VERSION "unknown"
+#endif
+
+namespace {
+
+int tensorwire_main(int argc, char** argv) {
+  using namespace tensorwire::app;
+  CLI::App app{"tensorwire: RDMA tensor-transfer protocols on a deterministic simulator",
+               "tensorwire"};
+  app.set_version_flag("--version", std::string("tensorwire ") + TENSORWIRE_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 ok, 1 the run failed a check, 2 bad input (scenario file, flag, output "
+      "file), 3 internal error.\nRun 'tensorwire COMMAND --help' for a command's options.");
+  RunArgs run_args;
+  CLI::App* run = add_run_command(app, run_args);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version arrive here too, with exit code 0.
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  }
+  if (run->parsed()) {
+    return run_command(run_args, std::cout, std::cerr, tensorwire::report::stderr_is_terminal());
+  }
+  std::cerr << "tensorwire: error: no command given\n" << app.help();
+  return kExitBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return tensorwire_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "tensorwire: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "tensorwire: internal error: unknown exception\n";
+  }
+  return tensorwire::app::kExitInternalError;
+}

@@ -1,0 +1,193 @@
+#include "apps/tensorwire/run_command.h"
+
+#include <charconv>
+#include <exception>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/output_file.h"
+#include "core/trace_sink.h"
+#include "report/chrome_trace_writer.h"
+#include "report/content_hash.h"
+#include "report/progress_bar.h"
+#include "report/results_json.h"
+#include "report/summary.h"
+#include "report/units_format.h"
+#include "runner/simulation_run.h"
+#include "scenario/scenario_loader.h"
+
+namespace tensorwire::app {
+namespace {
+
+constexpr const char* kErrorPrefix = "tensorwire: error: ";
+
+// A clear message for a scenario path that cannot be a scenario file, before
+// the loader sees it; empty when the path looks usable.
+std::string scenario_path_problem(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    return "scenario file '" + path + "' does not exist";
+  }
+  if (std::filesystem::is_directory(status)) {
+    return "scenario file '" + path + "' is a directory, not a file";
+  }
+  return {};
+}
+
+// "out/x.json" and "./out/x.json" are one file; writing both would leave one
+// half-overwritten by the other.
+bool same_file_path(const std::string& a, const std::string& b) {
+  std::error_code ec_a;
+  std::error_code ec_b;
+  const auto canonical_a = std::filesystem::weakly_canonical(a, ec_a);
+  const auto canonical_b = std::filesystem::weakly_canonical(b, ec_b);
+  if (ec_a || ec_b) return a == b;
+  return canonical_a == canonical_b;
+}
+
+// Decimal digits only, within uint64: CLI11's own conversion would wrap "-3"
+// and saturate overflow, silently running a different seed than was asked.
+std::optional<uint64_t> parse_seed(std::string_view text) {
+  uint64_t seed = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, seed);
+  if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return seed;
+}
+
+}  // namespace
+
+CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
+  CLI::App* run = app.add_subcommand(
+      "run", "Run a scenario on the deterministic simulator and print a summary");
+  run->add_option("SCENARIO", args.scenario_path,
+                  "Scenario file (TOML). Default: the quickstart scenario")
+      ->type_name("");
+  run->add_option_function<std::string>(
+         "--seed",
+         [&args](const std::string& text) {
+           args.seed = *parse_seed(text);  // the check below has accepted it
+           args.has_seed = true;
+         },
+         "Seed for every random choice (default: the scenario's seed). The same seed gives "
+         "byte-identical results")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return parse_seed(text) ? std::string()
+                                    : "seed must be a whole number from 0 to 2^64-1, not '" +
+                                          text + "'";
+          },
+          "", "SEED"));
+  run->add_option("--trace", args.trace_path,
+                  "Write a Chrome trace-event JSON file (open it in ui.perfetto.dev)")
+      ->type_name("FILE");
+  run->add_option("--json", args.json_path, "Write the results as JSON")->type_name("FILE");
+  run->add_flag("--timing-only", args.timing_only,
+                "Simulate timing only: move no payload bytes (for large scenarios)");
+  return run;
+}
+
+int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool progress) {
+  const std::string path = args.scenario_path.empty() ? default_scenario_path()
+                                                      : args.scenario_path;
+  if (std::string problem = scenario_path_problem(path); !problem.empty()) {
+    err << kErrorPrefix << problem << "\n";
+    return kExitBadInput;
+  }
+  Scenario scenario;
+  try {
+    scenario = load_scenario_file(path);
+  } catch (const ScenarioError& e) {
+    err << kErrorPrefix << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    err << kErrorPrefix << "cannot load scenario '" << path << "': " << e.what() << "\n";
+    return kExitBadInput;
+  }
+
+  if (!args.trace_path.empty() && !args.json_path.empty() &&
+      same_file_path(args.trace_path, args.json_path)) {
+    err << kErrorPrefix << "--trace and --json name the same file '" << args.trace_path << "'\n";
+    return kExitBadInput;
+  }
+  std::optional<OutputFile> trace_file;
+  std::optional<OutputFile> json_file;
+  const auto open_output = [&err](const std::string& file_path, const char* flag,
+                                  std::optional<OutputFile>& file) {
+    if (file_path.empty()) return true;
+    Result<OutputFile> opened = OutputFile::open(file_path, flag);
+    if (!opened.is_ok()) {
+      err << kErrorPrefix << opened.status().message() << "\n";
+      return false;
+    }
+    file.emplace(std::move(opened).value());
+    return true;
+  };
+  if (!open_output(args.trace_path, "--trace", trace_file) ||
+      !open_output(args.json_path, "--json", json_file)) {
+    return kExitBadInput;
+  }
+
+  SimulationOptions options;
+  options.timing_only = args.timing_only;
+  options.has_seed = args.has_seed;
+  options.seed = args.seed;
+  const uint64_t seed = args.has_seed ? args.seed : scenario.seed;
+  const bool payload = scenario.payload && !args.timing_only;
+  // The seed goes out before the run starts, so a run that never ends can
+  // still be replayed.
+  out << "tensorwire run " << path << " --seed " << seed << (payload ? "" : " --timing-only")
+      << "\n"
+      << std::flush;
+
+  report::ChromeTraceWriter chrome_trace;
+  NullTraceSink null_trace;
+  TraceSink& trace = trace_file ? static_cast<TraceSink&>(chrome_trace) : null_trace;
+  chrome_trace.set_metadata("tool", "tensorwire");
+  chrome_trace.set_metadata("scenario", scenario.name);
+  chrome_trace.set_metadata("scenario_path", path);
+  chrome_trace.set_metadata("seed", std::to_string(seed));
+  chrome_trace.set_metadata("mode", payload ? "payload" : "timing");
+
+  SimulationReport result;
+  {
+    report::ProgressBar bar(err, progress);
+    result = run_simulation(scenario, options, trace,
+                            [&bar](size_t done, size_t total) { bar.update(done, total); });
+    bar.finish();
+  }
+  out << "\n" << report::summary_text(result);
+
+  int code = result.passed() ? kExitOk : kExitCheckFailed;
+  if (json_file) {
+    Status st = json_file->write_and_close(report::results_json_text(result));
+    if (!st.is_ok()) {
+      err << kErrorPrefix << st.message() << "\n";
+      code = kExitBadInput;
+    } else {
+      out << "results JSON: " << args.json_path << "\n";
+    }
+  }
+  if (trace_file) {
+    const std::string text = chrome_trace.to_json();
+    Status st = trace_file->write_and_close(text);
+    if (!st.is_ok()) {
+      err << kErrorPrefix << st.message() << "\n";
+      code = kExitBadInput;
+    } else {
+      out << "trace: " << args.trace_path << " ("
+          << report::format_count(chrome_trace.event_count()) << " events on "
+          << chrome_trace.track_count() << " tracks, hash "
+          << report::format_hash(report::fnv1a_64(text)) << ")\n";
+    }
+  }
+  return code;
+}
+
+}  // namespace tensorwire::app

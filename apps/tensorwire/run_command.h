@@ -1,0 +1,29 @@
+// `tensorwire run [SCENARIO] [--seed N] [--trace FILE] [--json FILE]
+// [--timing-only]`: load a scenario, run it on the simulator, print the
+// summary, write the requested files. Returns an exit code (exit_codes.h).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace tensorwire::app {
+
+struct RunArgs {
+  std::string scenario_path;  // empty: default_scenario_path()
+  uint64_t seed = 0;
+  bool has_seed = false;      // --seed given (0 is a valid seed)
+  std::string trace_path;     // empty: no trace
+  std::string json_path;      // empty: no results JSON
+  bool timing_only = false;
+};
+
+// Adds the `run` subcommand to `app`, filling `args` when it parses.
+CLI::App* add_run_command(CLI::App& app, RunArgs& args);
+
+// `err` gets errors and the progress bar (drawn only when `progress` is true).
+int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool progress);
+
+}  // namespace tensorwire::app

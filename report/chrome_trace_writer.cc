@@ -1,0 +1,273 @@
+#include "report/chrome_trace_writer.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
+#include <set>
+
+#include "report/content_hash.h"
+
+namespace tensorwire::report {
+namespace {
+
+// Parses the decimal number at the start of `s` followed by '/' or the end.
+// At most 9 digits, so it always fits and never overflows.
+std::optional<uint32_t> leading_number(std::string_view s) {
+  size_t digits = 0;
+  uint32_t value = 0;
+  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') {
+    if (digits == 9) return std::nullopt;
+    value = value * 10 + static_cast<uint32_t>(s[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  if (digits < s.size() && s[digits] != '/') return std::nullopt;
+  return value;
+}
+
+void append_integer(std::string& out, int64_t value) {
+  std::array<char, 24> buf{};
+  auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), value);
+  (void)ec;  // 24 chars always hold an int64
+  out.append(buf.data(), end);
+}
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if there is none.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b0 = byte(i);
+  size_t length = 0;
+  unsigned char lo = 0x80;
+  unsigned char hi = 0xBF;  // allowed range of the second byte (excludes overlongs, surrogates)
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    length = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    length = 3;
+    if (b0 == 0xE0) lo = 0xA0;
+    if (b0 == 0xED) hi = 0x9F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    length = 4;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
+std::optional<uint32_t> node_of_track(std::string_view track) {
+  constexpr std::string_view kNode = "node";
+  constexpr std::string_view kRank = "rank ";
+  if (track.substr(0, kNode.size()) == kNode) return leading_number(track.substr(kNode.size()));
+  if (track.substr(0, kRank.size()) == kRank) return leading_number(track.substr(kRank.size()));
+  return std::nullopt;
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const size_t length = utf8_sequence_length(text, i);
+      if (length == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(text.substr(i, length));
+        i += length;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  out += '"';
+}
+
+void append_microseconds(std::string& out, int64_t time_ns) {
+  // Integer arithmetic only: no floating-point rounding, same text everywhere.
+  uint64_t magnitude = static_cast<uint64_t>(time_ns);
+  if (time_ns < 0) {
+    out += '-';
+    magnitude = 0 - magnitude;
+  }
+  std::array<char, 24> buf{};
+  auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), magnitude / 1000);
+  (void)ec;
+  out.append(buf.data(), end);
+  const uint64_t fraction = magnitude % 1000;
+  out += '.';
+  out += static_cast<char>('0' + fraction / 100);
+  out += static_cast<char>('0' + fraction / 10 % 10);
+  out += static_cast<char>('0' + fraction % 10);
+}
+
+void ChromeTraceWriter::slice(std::string_view track, std::string_view name, TimeNs start_ns,
+                              TimeNs duration_ns, std::string_view detail) {
+  add(track, name, start_ns, duration_ns, detail, false);
+}
+
+void ChromeTraceWriter::instant(std::string_view track, std::string_view name, TimeNs at_ns,
+                                std::string_view detail) {
+  add(track, name, at_ns, 0, detail, true);
+}
+
+void ChromeTraceWriter::set_metadata(std::string_view key, std::string_view value) {
+  for (auto& [k, v] : metadata_) {
+    if (k == key) {
+      v = std::string(value);
+      return;
+    }
+  }
+  metadata_.emplace_back(std::string(key), std::string(value));
+}
+
+uint32_t ChromeTraceWriter::track_index(std::string_view track) {
+  if (last_track_ < tracks_.size() && tracks_[last_track_].name == track) return last_track_;
+  auto it = track_ids_.find(track);
+  if (it == track_ids_.end()) {
+    const auto index = static_cast<uint32_t>(tracks_.size());
+    const std::optional<uint32_t> node = node_of_track(track);
+    tracks_.push_back(Track{std::string(track), node ? int64_t{*node} : kOtherProcessId,
+                            index + 1});  // tid 0 is left to the process itself
+    it = track_ids_.emplace(std::string(track), index).first;
+  }
+  last_track_ = it->second;
+  return it->second;
+}
+
+uint32_t ChromeTraceWriter::name_index(std::string_view name) {
+  auto it = name_ids_.find(name);
+  if (it != name_ids_.end()) return it->second;
+  const auto index = static_cast<uint32_t>(names_.size());
+  names_.emplace_back(name);
+  name_ids_.emplace(std::string(name), index);
+  return index;
+}
+
+void ChromeTraceWriter::add(std::string_view track, std::string_view name, TimeNs start_ns,
+                            TimeNs duration_ns, std::string_view detail, bool is_instant) {
+  Event e;
+  e.start_ns = start_ns;
+  e.duration_ns = duration_ns;
+  e.track = track_index(track);
+  e.name = name_index(name);
+  e.is_instant = is_instant;
+  // A detail longer than 4 GiB cannot happen in practice; clamp rather than wrap.
+  const size_t size = std::min<size_t>(detail.size(), std::numeric_limits<uint32_t>::max());
+  e.detail_offset = details_.size();
+  e.detail_size = static_cast<uint32_t>(size);
+  details_.append(detail.substr(0, size));
+  events_.push_back(e);
+}
+
+std::string ChromeTraceWriter::to_json() const {
+  std::string out;
+  append_json(out);
+  return out;
+}
+
+void ChromeTraceWriter::append_json(std::string& out) const {
+  out.reserve(out.size() + 256 + tracks_.size() * 200 + events_.size() * 120 + details_.size());
+  out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{";
+  for (size_t i = 0; i < metadata_.size(); ++i) {
+    if (i > 0) out += ',';
+    append_json_string(out, metadata_[i].first);
+    out += ':';
+    append_json_string(out, metadata_[i].second);
+  }
+  out += "},\n\"traceEvents\":[";
+  bool first = true;
+  const auto begin_event = [&] {
+    out += first ? "\n" : ",\n";
+    first = false;
+  };
+
+  // Processes in node order (a std::set, so the order is the numbers').
+  std::set<int64_t> processes;
+  for (const Track& t : tracks_) processes.insert(t.pid);
+  for (const int64_t pid : processes) {
+    begin_event();
+    out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":";
+    append_integer(out, pid);
+    out += ",\"tid\":0,\"args\":{\"name\":";
+    append_json_string(out, pid == kOtherProcessId ? "other" : "node " + std::to_string(pid));
+    out += "}}";
+    begin_event();
+    out += "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":";
+    append_integer(out, pid);
+    out += ",\"tid\":0,\"args\":{\"sort_index\":";
+    append_integer(out, pid);
+    out += "}}";
+  }
+  // Threads in first-seen order.
+  for (const Track& t : tracks_) {
+    begin_event();
+    out += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":";
+    append_integer(out, t.pid);
+    out += ",\"tid\":";
+    append_integer(out, t.tid);
+    out += ",\"args\":{\"name\":";
+    append_json_string(out, t.name);
+    out += "}}";
+    begin_event();
+    out += "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":";
+    append_integer(out, t.pid);
+    out += ",\"tid\":";
+    append_integer(out, t.tid);
+    out += ",\"args\":{\"sort_index\":";
+    append_integer(out, t.tid);
+    out += "}}";
+  }
+  for (const Event& e : events_) {
+    const Track& t = tracks_[e.track];
+    begin_event();
+    out += e.is_instant ? "{\"ph\":\"i\",\"s\":\"t\",\"name\":" : "{\"ph\":\"X\",\"name\":";
+    append_json_string(out, names_[e.name]);
+    out += ",\"pid\":";
+    append_integer(out, t.pid);
+    out += ",\"tid\":";
+    append_integer(out, t.tid);
+    out += ",\"ts\":";
+    append_microseconds(out, e.start_ns);
+    if (!e.is_instant) {
+      out += ",\"dur\":";
+      append_microseconds(out, e.duration_ns);
+    }
+    if (e.detail_size > 0) {
+      out += ",\"args\":{\"detail\":";
+      append_json_string(out, std::string_view(details_).substr(e.detail_offset, e.detail_size));
+      out += '}';
+    }
+    out += '}';
+  }
+  out += "\n]}\n";
+}
+
+uint64_t ChromeTraceWriter::content_hash() const { return fnv1a_64(to_json()); }
+
+}  // namespace tensorwire::report

@@ -1,0 +1,172 @@
+#include "report/results_json.h"
+
+#include <algorithm>
+
+namespace tensorwire::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json transport_json(const sim::SimStats& s) {
+  Json j;
+  j["bytes_on_wire"] = s.bytes_on_wire_tx;
+  j["sends"] = s.sends;
+  j["rdma_writes"] = s.rdma_writes;
+  j["rdma_writes_with_imm"] = s.rdma_writes_with_imm;
+  j["rdma_reads"] = s.rdma_reads;
+  j["registrations"] = s.registrations;
+  j["registered_bytes"] = s.registered_bytes;
+  j["deregistrations"] = s.deregistrations;
+  j["cpu_copies"] = s.cpu_copies;
+  j["cpu_copy_bytes"] = s.cpu_copy_bytes;
+  j["copy_engine_copies"] = s.copy_engine_copies;
+  j["copy_engine_bytes"] = s.copy_engine_bytes;
+  j["rnr_retries"] = s.rnr_retries;
+  j["completions_error"] = s.completions_error;
+  return j;
+}
+
+uint64_t control_messages_of(const tf_verbs::RendezvousStats& s) {
+  return s.tensor_requests_sent + s.re_requests_sent + s.meta_data_updates_sent +
+         s.error_statuses_sent;
+}
+
+Json protocol_json(const tf_verbs::RendezvousStats& s) {
+  Json j;
+  j["tensor_requests"] = s.tensor_requests_sent;
+  j["meta_data_updates"] = s.meta_data_updates_sent;
+  j["re_requests"] = s.re_requests_sent;
+  j["error_statuses"] = s.error_statuses_sent;
+  j["content_writes"] = s.content_writes;
+  j["recvs_completed"] = s.recvs_completed;
+  j["recvs_failed"] = s.recvs_failed;
+  j["cpu_copies"] = s.cpu_copies;
+  j["device_copies"] = s.device_copies;
+  j["registrations"] = s.registrations;
+  j["malformed_messages"] = s.malformed_messages;
+  j["protocol_errors"] = s.protocol_errors;
+  j["stale_messages"] = s.stale_messages;
+  j["unknown_completions"] = s.unknown_completions;
+  j["channel_failures"] = s.channel_failures;
+  j["control_messages"] = control_messages_of(s);
+  return j;
+}
+
+// wire_bytes: null for a step that never finished (its wire bytes were not taken).
+Json step_json(const StepResult& step, const Json& wire_bytes) {
+  uint64_t bytes = 0;
+  uint64_t failed = 0;
+  TimeNs max_recv_latency_ns = 0;
+  for (const TransferResult& t : step.transfers) {
+    bytes += t.bytes;
+    if (!t.status.is_ok() || !t.mismatch.empty()) ++failed;
+    max_recv_latency_ns = std::max(max_recv_latency_ns, t.done_ns - t.recv_called_ns);
+  }
+  Json j;
+  j["step_id"] = step.step_id;
+  j["start_ns"] = step.start_ns;
+  j["end_ns"] = step.end_ns;
+  j["duration_ns"] = step.end_ns - step.start_ns;
+  j["transfers"] = step.transfers.size();
+  j["transfers_failed"] = failed;
+  j["bytes"] = bytes;
+  j["wire_bytes"] = wire_bytes;
+  j["max_recv_latency_ns"] = max_recv_latency_ns;
+  return j;
+}
+
+}  // namespace
+
+uint64_t tensors_transferred(const SimulationReport& report) {
+  uint64_t n = 0;
+  for (const StepResult& s : report.workload.steps) n += s.transfers.size();
+  return n;
+}
+
+tf_verbs::RendezvousStats total_protocol_stats(const SimulationReport& report) {
+  tf_verbs::RendezvousStats t;
+  for (const tf_verbs::RendezvousStats& s : report.protocol_stats) {
+    t.tensor_requests_sent += s.tensor_requests_sent;
+    t.meta_data_updates_sent += s.meta_data_updates_sent;
+    t.re_requests_sent += s.re_requests_sent;
+    t.error_statuses_sent += s.error_statuses_sent;
+    t.content_writes += s.content_writes;
+    t.recvs_completed += s.recvs_completed;
+    t.recvs_failed += s.recvs_failed;
+    t.cpu_copies += s.cpu_copies;
+    t.device_copies += s.device_copies;
+    t.registrations += s.registrations;
+    t.malformed_messages += s.malformed_messages;
+    t.protocol_errors += s.protocol_errors;
+    t.stale_messages += s.stale_messages;
+    t.unknown_completions += s.unknown_completions;
+    t.channel_failures += s.channel_failures;
+  }
+  return t;
+}
+
+uint64_t control_messages(const SimulationReport& report) {
+  return control_messages_of(total_protocol_stats(report));
+}
+
+double control_messages_per_tensor(const SimulationReport& report) {
+  const uint64_t tensors = tensors_transferred(report);
+  if (tensors == 0) return 0.0;
+  return static_cast<double>(control_messages(report)) / static_cast<double>(tensors);
+}
+
+Json results_json(const SimulationReport& report) {
+  Json j;
+  j["schema_version"] = kResultsSchemaVersion;
+  j["backend"] = report.backend;
+  j["scenario"] = Json{{"name", report.scenario_name}, {"path", report.scenario_path}};
+  j["seed"] = report.seed;
+  j["mode"] = report.payload ? "payload" : "timing";
+  j["ranks"] = report.ranks;
+  j["passed"] = report.passed();
+  j["problems"] = report.problems;
+  j["end_ns"] = report.simulated_end_ns;
+  j["events"] = report.events_processed;
+
+  const WorkloadResult& w = report.workload;
+  j["workload"] = Json{{"finished", w.finished},
+                       {"steps", w.steps.size()},
+                       {"tensors", tensors_transferred(report)},
+                       {"recvs_failed", w.recvs_failed},
+                       {"content_mismatches", w.content_mismatches},
+                       {"recvs_completed_twice", w.recvs_completed_twice}};
+  Json steps = Json::array();
+  for (size_t i = 0; i < w.steps.size(); ++i) {
+    steps.push_back(step_json(w.steps[i], i < report.step_wire_bytes.size()
+                                              ? Json(report.step_wire_bytes[i])
+                                              : Json(nullptr)));
+  }
+  j["steps"] = std::move(steps);
+
+  j["transport"] = transport_json(report.total_stats);
+  const tf_verbs::RendezvousStats protocol = total_protocol_stats(report);
+  Json p = protocol_json(protocol);
+  p["control_messages_per_tensor"] = control_messages_per_tensor(report);
+  j["protocol"] = std::move(p);
+
+  Json per_rank = Json::array();
+  const size_t ranks = std::max(report.rank_stats.size(), report.protocol_stats.size());
+  for (size_t r = 0; r < ranks; ++r) {
+    Json rank;
+    rank["rank"] = r;
+    rank["transport"] = r < report.rank_stats.size() ? transport_json(report.rank_stats[r])
+                                                     : Json::object();
+    rank["protocol"] = r < report.protocol_stats.size() ? protocol_json(report.protocol_stats[r])
+                                                        : Json::object();
+    per_rank.push_back(std::move(rank));
+  }
+  j["per_rank"] = std::move(per_rank);
+  return j;
+}
+
+std::string results_json_text(const SimulationReport& report) {
+  return results_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
+}  // namespace tensorwire::report

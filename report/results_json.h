@@ -1,0 +1,35 @@
+// The machine-readable results of one run. One schema for every backend (the
+// simulator now, verbs later), so field names say what was measured, not how.
+// No wall-clock times, pointers or hash-map orders: a seed's results are the
+// same bytes on every rerun. The schema is described in report/README.md.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/simulation_run.h"
+
+namespace tensorwire::report {
+
+// Bumped whenever a field is renamed, removed or changes meaning.
+inline constexpr int kResultsSchemaVersion = 1;
+
+nlohmann::ordered_json results_json(const SimulationReport& report);
+
+// results_json(report) as indented text with a final newline. Text that is not
+// valid UTF-8 (a tensor name from a file, say) is replaced, never thrown on.
+std::string results_json_text(const SimulationReport& report);
+
+// Transfers (Recvs) across every step: the "tensors" of the per-tensor ratios.
+uint64_t tensors_transferred(const SimulationReport& report);
+
+// TENSOR_REQUEST + TENSOR_RE_REQUEST + META_DATA_UPDATE + ERROR_STATUS sent by
+// every rank, and that count divided by tensors_transferred (0 with no tensors).
+uint64_t control_messages(const SimulationReport& report);
+double control_messages_per_tensor(const SimulationReport& report);
+
+// The protocol counters of every rank added up.
+tf_verbs::RendezvousStats total_protocol_stats(const SimulationReport& report);
+
+}  // namespace tensorwire::report

@@ -1,0 +1,147 @@
+#include "report/summary.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <limits>
+
+#include "report/results_json.h"
+#include "report/units_format.h"
+
+namespace tensorwire::report {
+namespace {
+
+std::string pad_left(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+std::string pad_right(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return format_count(n) + " " + (n == 1 ? one : many);
+}
+
+uint64_t step_bytes(const StepResult& step) {
+  uint64_t bytes = 0;
+  for (const TransferResult& t : step.transfers) bytes += t.bytes;
+  return bytes;
+}
+
+// index: the step's position in the run, which picks its wire bytes ("-" for a
+// step that never finished).
+std::string step_row(const SimulationReport& report, size_t index) {
+  const StepResult& step = report.workload.steps[index];
+  const std::string wire = index < report.step_wire_bytes.size()
+                               ? format_bytes(report.step_wire_bytes[index])
+                               : std::string("-");
+  return pad_left(std::to_string(step.step_id), 6) + "  " +
+         pad_left(format_duration_ns(step.end_ns - step.start_ns), 10) + "  " +
+         pad_left(format_count(step.transfers.size()), 8) + "  " +
+         pad_left(format_bytes(step_bytes(step)), 12) + "  " + pad_left(wire, 12) + "\n";
+}
+
+std::string total_line(const char* label, const std::string& value) {
+  return "  " + pad_right(label, 24) + value + "\n";
+}
+
+}  // namespace
+
+std::string summary_text(const SimulationReport& report, const SummaryOptions& options) {
+  std::string out;
+  out += "scenario  " + report.scenario_name;
+  if (!report.scenario_path.empty()) out += " (" + report.scenario_path + ")";
+  out += "\n";
+  out += "seed " + std::to_string(report.seed) + ", " +
+         (report.payload ? "payload mode" : "timing-only mode") + ", " +
+         plural(report.ranks, "rank", "ranks") + ", backend " + report.backend + "\n\n";
+
+  const std::vector<StepResult>& steps = report.workload.steps;
+  if (steps.empty()) {
+    out += "no steps ran\n";
+  } else {
+    out += "  step        time   tensors  tensor bytes    wire bytes\n";
+    const size_t max_rows = std::max<size_t>(options.max_step_rows, 2);
+    const size_t tail = steps.size() > max_rows ? std::min<size_t>(5, max_rows / 2) : 0;
+    const size_t head = steps.size() > max_rows ? max_rows - tail : steps.size();
+    for (size_t i = 0; i < head; ++i) out += step_row(report, i);
+    if (tail > 0) {
+      out += "   ... " + plural(steps.size() - head - tail, "step", "steps") + " not shown\n";
+      for (size_t i = steps.size() - tail; i < steps.size(); ++i) out += step_row(report, i);
+    }
+    if (steps.size() > 1) {
+      TimeNs min_ns = std::numeric_limits<TimeNs>::max();
+      TimeNs max_ns = std::numeric_limits<TimeNs>::min();
+      TimeNs sum_ns = 0;
+      for (const StepResult& s : steps) {
+        const TimeNs d = s.end_ns - s.start_ns;
+        min_ns = std::min(min_ns, d);
+        max_ns = std::max(max_ns, d);
+        sum_ns += d;
+      }
+      out += "  step time min " + format_duration_ns(min_ns) + ", mean " +
+             format_duration_ns(sum_ns / static_cast<TimeNs>(steps.size())) + ", max " +
+             format_duration_ns(max_ns) + "\n";
+    }
+  }
+  out += "\n";
+
+  const sim::SimStats& t = report.total_stats;
+  const tf_verbs::RendezvousStats p = total_protocol_stats(report);
+  const uint64_t tensors = tensors_transferred(report);
+  std::array<char, 32> ratio{};
+  std::snprintf(ratio.data(), ratio.size(), "%.2f", control_messages_per_tensor(report));
+
+  out += total_line("simulated time", format_duration_ns(report.simulated_end_ns) + " (" +
+                                          plural(report.events_processed, "event", "events") +
+                                          ")");
+  out += total_line("bytes on the wire",
+                    format_bytes(t.bytes_on_wire_tx) + " (" + format_count(t.bytes_on_wire_tx) +
+                        " B)");
+  out += total_line("control msgs / tensor",
+                    std::string(ratio.data()) + " (" + format_count(control_messages(report)) +
+                        " over " + plural(tensors, "tensor", "tensors") + ": " +
+                        plural(p.tensor_requests_sent, "request", "requests") + ", " +
+                        plural(p.meta_data_updates_sent, "meta-data update",
+                               "meta-data updates") +
+                        ", " + plural(p.re_requests_sent, "re-request", "re-requests") + ", " +
+                        plural(p.error_statuses_sent, "error status", "error statuses") + ")");
+  out += total_line("RDMA operations",
+                    plural(t.rdma_writes_with_imm, "write", "writes") + " with immediate, " +
+                        plural(t.rdma_writes, "plain write", "plain writes") + ", " +
+                        plural(t.rdma_reads, "read", "reads") + ", " +
+                        plural(t.sends, "send", "sends"));
+  out += total_line("copied by the CPU", format_bytes(t.cpu_copy_bytes) + " (" +
+                                             plural(t.cpu_copies, "copy", "copies") + ")");
+  out += total_line("copied by copy engines", format_bytes(t.copy_engine_bytes) + " (" +
+                                                  plural(t.copy_engine_copies, "copy", "copies") +
+                                                  ")");
+  out += total_line("registrations", format_count(t.registrations) + " (" +
+                                         format_bytes(t.registered_bytes) + " registered, " +
+                                         format_count(t.deregistrations) + " deregistered)");
+  if (t.rnr_retries > 0 || t.completions_error > 0) {
+    out += total_line("transport trouble",
+                      plural(t.rnr_retries, "receiver-not-ready retry",
+                             "receiver-not-ready retries") +
+                          ", " +
+                          plural(t.completions_error, "error completion", "error completions"));
+  }
+  out += "\n";
+
+  if (report.passed()) {
+    out += report.payload ? "PASS: every tensor delivered and its content checked\n"
+                          : "PASS: every Recv completed (timing-only: content not checked)\n";
+  } else {
+    out += "FAIL: " + plural(report.problems.size(), "problem", "problems") + "\n";
+    const size_t shown = std::min(report.problems.size(), options.max_problems);
+    for (size_t i = 0; i < shown; ++i) out += "  - " + report.problems[i] + "\n";
+    if (shown < report.problems.size()) {
+      out += "  ... and " + format_count(report.problems.size() - shown) +
+             " more (all of them are in the results JSON)\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace tensorwire::report
