@@ -1,0 +1,246 @@
+// Runs the built `tensorwire` binary as a user would and checks what it prints,
+// the files it writes and its exit status.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kCli = TENSORWIRE_CLI_PATH;
+const std::string kQuickstart = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/quickstart.toml";
+
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class TensorwireCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "tensorwire_cli_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  fs::path path(const std::string& name) const { return dir_ / name; }
+
+  // `args` is shell text; quote paths with quoted(). stdout and stderr are
+  // files, so stderr is never a terminal and no progress bar is drawn.
+  CliRun run(const std::string& args) const {
+    const fs::path out = path("stdout.txt");
+    const fs::path err = path("stderr.txt");
+    const std::string command = quoted(kCli) + " " + args + " >" + quoted(out.string()) + " 2>" +
+                                quoted(err.string()) + " </dev/null";
+    const int status = std::system(command.c_str());
+    CliRun r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(TensorwireCli, HelpExitsZeroAndNamesTheRunCommand) {
+  const CliRun r = run("--help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "run")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Exit codes")) << r.out;
+}
+
+TEST_F(TensorwireCli, RunHelpListsEveryOption) {
+  const CliRun r = run("run --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* option : {"SCENARIO", "--seed", "--trace", "--json", "--timing-only"}) {
+    EXPECT_TRUE(contains(r.out, option)) << option << " missing from:\n" << r.out;
+  }
+}
+
+TEST_F(TensorwireCli, VersionExitsZero) {
+  const CliRun r = run("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "tensorwire")) << r.out;
+}
+
+TEST_F(TensorwireCli, NoCommandIsBadInput) {
+  const CliRun r = run("");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(r.err.empty());
+}
+
+TEST_F(TensorwireCli, UnknownFlagIsBadInputNamingTheFlag) {
+  const CliRun r = run("run --no-such-flag");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--no-such-flag")) << r.err;
+}
+
+TEST_F(TensorwireCli, ASeedThatIsNotANumberIsBadInput) {
+  EXPECT_EQ(run("run --seed banana " + quoted(kQuickstart)).exit_code, 2);
+  EXPECT_EQ(run("run --seed -3 " + quoted(kQuickstart)).exit_code, 2);
+  EXPECT_EQ(run("run --seed 99999999999999999999999 " + quoted(kQuickstart)).exit_code, 2);
+}
+
+TEST_F(TensorwireCli, MissingScenarioFileIsBadInputNamingThePath) {
+  const std::string missing = path("no_such_scenario.toml").string();
+  const CliRun r = run("run " + quoted(missing));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, missing)) << r.err;
+  EXPECT_FALSE(contains(r.out, "PASS")) << "the run must not start";
+}
+
+TEST_F(TensorwireCli, ADirectoryIsNotAScenario) {
+  const CliRun r = run("run " + quoted(dir_.string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, dir_.string())) << r.err;
+}
+
+TEST_F(TensorwireCli, MalformedScenarioIsBadInputWithFileAndLine) {
+  const fs::path bad = path("bad.toml");
+  std::ofstream(bad) << "name = \"bad\"\n[cluster]\nnodes = = 2\n";
+  const CliRun r = run("run " + quoted(bad.string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, bad.string() + ":3:")) << r.err;
+  EXPECT_FALSE(contains(r.out, "PASS"));
+}
+
+TEST_F(TensorwireCli, AWrongValueInAScenarioIsBadInputNamingFileLineAndKey) {
+  // The quickstart with one value of the wrong type: the error names where and what.
+  std::string text = read_file(kQuickstart);
+  const std::string good = "\nnodes = 2\n";
+  const size_t at = text.find(good);
+  ASSERT_NE(at, std::string::npos) << "quickstart.toml changed; update this test";
+  const size_t line = 2 + static_cast<size_t>(std::count(text.begin(), text.begin() + at, '\n'));
+  text.replace(at, good.size(), "\nnodes = \"two\"\n");
+  const fs::path bad = path("wrong_type.toml");
+  std::ofstream(bad) << text;
+  const CliRun r = run("run " + quoted(bad.string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, bad.string() + ":" + std::to_string(line) + ":")) << r.err;
+  EXPECT_TRUE(contains(r.err, "nodes")) << r.err;
+  EXPECT_FALSE(contains(r.out, "PASS"));
+}
+
+TEST_F(TensorwireCli, UnwritableOutputFileIsBadInputNamingThePath) {
+  const std::string unwritable = path("no_such_dir/results.json").string();
+  const CliRun r = run("run " + quoted(kQuickstart) + " --json " + quoted(unwritable));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, unwritable)) << r.err;
+  EXPECT_TRUE(contains(r.err, "--json")) << r.err;
+  EXPECT_FALSE(contains(r.out, "PASS")) << "reported before the run, not after";
+}
+
+TEST_F(TensorwireCli, SameFileForTraceAndJsonIsBadInput) {
+  const std::string same = path("both.json").string();
+  const CliRun r =
+      run("run " + quoted(kQuickstart) + " --json " + quoted(same) + " --trace " +
+          quoted((dir_ / "." / "both.json").string()));
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST_F(TensorwireCli, NoScenarioRunsTheQuickstartAndPrintsTheSeed) {
+  const CliRun r = run("run");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "--seed ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "seed ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "PASS")) << r.out;
+  EXPECT_TRUE(contains(r.out, "bytes on the wire")) << r.out;
+  EXPECT_TRUE(contains(r.out, "control msgs / tensor")) << r.out;
+  EXPECT_TRUE(r.err.empty()) << "no progress bar when stderr is not a terminal:\n" << r.err;
+}
+
+TEST_F(TensorwireCli, SameSeedGivesByteIdenticalJsonAndTrace) {
+  const auto run_seed = [&](const std::string& tag, int seed) {
+    const CliRun r = run("run " + quoted(kQuickstart) + " --seed " + std::to_string(seed) +
+                         " --json " + quoted(path(tag + ".json").string()) + " --trace " +
+                         quoted(path(tag + ".trace.json").string()));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "--seed " + std::to_string(seed))) << r.out;
+    return r;
+  };
+  const CliRun first = run_seed("a", 7);
+  const CliRun second = run_seed("b", 7);
+  const std::string json_a = read_file(path("a.json"));
+  const std::string trace_a = read_file(path("a.trace.json"));
+  ASSERT_FALSE(json_a.empty());
+  ASSERT_FALSE(trace_a.empty());
+  EXPECT_EQ(json_a, read_file(path("b.json")));
+  EXPECT_EQ(trace_a, read_file(path("b.trace.json")));
+  // stdout is deterministic too, up to the output file names it reports.
+  const auto summary_part = [](const std::string& out) {
+    return out.substr(0, out.find("results JSON:"));
+  };
+  const auto trace_hash = [](const std::string& out) {
+    const size_t at = out.find("hash 0x");
+    return at == std::string::npos ? std::string() : out.substr(at, 23);
+  };
+  EXPECT_EQ(summary_part(first.out), summary_part(second.out));
+  EXPECT_FALSE(trace_hash(first.out).empty()) << first.out;
+  EXPECT_EQ(trace_hash(first.out), trace_hash(second.out));
+
+  const auto results = nlohmann::json::parse(json_a);
+  EXPECT_EQ(results.at("seed"), 7);
+  EXPECT_EQ(results.at("passed"), true);
+  EXPECT_EQ(results.at("mode"), "payload");
+  EXPECT_FALSE(results.at("steps").empty());
+  EXPECT_GT(results.at("transport").at("bytes_on_wire").get<uint64_t>(), 0u);
+
+  const auto trace = nlohmann::json::parse(trace_a);
+  size_t slices = 0;
+  for (const auto& e : trace.at("traceEvents")) slices += e.at("ph") == "X" ? 1 : 0;
+  EXPECT_GT(slices, 0u);
+  EXPECT_EQ(trace.at("otherData").at("seed"), "7");
+
+  // Another seed: a different run that still passes every check.
+  run_seed("c", 8);
+  const auto other = nlohmann::json::parse(read_file(path("c.json")));
+  EXPECT_EQ(other.at("seed"), 8);
+  EXPECT_EQ(other.at("passed"), true);
+}
+
+TEST_F(TensorwireCli, TimingOnlyRunsWithoutPayload) {
+  const CliRun r = run("run " + quoted(kQuickstart) + " --timing-only --json " +
+                       quoted(path("t.json").string()));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(nlohmann::json::parse(read_file(path("t.json"))).at("mode"), "timing");
+}
+
+}  // namespace

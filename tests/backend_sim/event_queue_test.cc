@@ -1,0 +1,131 @@
+// The event loop: time order, tie-breaking by scheduler, timers, determinism.
+#include <gtest/gtest.h>
+
+#include "backend_sim/event_queue.h"
+#include "backend_sim/scheduler.h"
+#include "tests/backend_sim/sim_fixture.h"
+
+namespace tensorwire::sim::testing {
+namespace {
+
+TEST(EventQueue, RunsByTimeThenInsertionOrder) {
+  EventQueue q;
+  std::string order;
+  q.schedule_at(20, 0, "t", [&] { order += "c"; });
+  q.schedule_at(10, 0, "t", [&] { order += "a"; });
+  q.schedule_at(10, 0, "t", [&] { order += "b"; });
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(order, "abc");
+  EXPECT_EQ(q.now_ns(), 20);
+  EXPECT_EQ(q.processed(), 3u);
+}
+
+TEST(EventQueue, CancelledEventsNeverRunAndAreNotCounted) {
+  EventQueue q;
+  int ran = 0;
+  EventId id = q.schedule_at(5, 0, "t", [&] { ++ran; });
+  q.schedule_at(6, 0, "t", [&] { ++ran; });
+  q.cancel(id);
+  q.cancel(id);  // twice: no-op
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(q.processed(), 1u);
+  EXPECT_TRUE(q.empty());
+}
+
+class LastFirst final : public Scheduler {
+ public:
+  size_t pick(std::span<const ReadyEvent> ready) override {
+    offered = std::max(offered, ready.size());
+    return ready.size() - 1;
+  }
+  size_t offered = 0;
+};
+
+TEST(EventQueue, SchedulerPicksAmongSameTimeEventsOnly) {
+  EventQueue q;
+  auto sched = std::make_unique<LastFirst>();
+  LastFirst* s = sched.get();
+  q.set_scheduler(std::move(sched));
+  std::string order;
+  q.schedule_at(10, 0, "t", [&] { order += "a"; });
+  q.schedule_at(10, 1, "t", [&] { order += "b"; });
+  q.schedule_at(10, 2, "t", [&] { order += "c"; });
+  q.schedule_at(30, 0, "t", [&] { order += "z"; });
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(order, "cbaz");
+  EXPECT_EQ(s->offered, 3u);
+}
+
+TEST(SimClock, TimersFireAtTheirTimeAndCancelWorks) {
+  SimClusterConfig c;
+  SimFixture f(c);
+  Clock& clock = f.env(0).clock;
+  std::vector<TimeNs> fired;
+  clock.schedule_after(500, [&] { fired.push_back(clock.now_ns()); });
+  TimerId cancelled = clock.schedule_after(200, [&] { fired.push_back(-1); });
+  clock.schedule_after(100, [&] { fired.push_back(clock.now_ns()); });
+  clock.cancel(cancelled);
+  f.sim().run();
+  EXPECT_EQ(fired, (std::vector<TimeNs>{100, 500}));
+  clock.cancel(cancelled);  // after firing time: no-op
+}
+
+TEST(Simulator, RunUntilStopsAtTheGivenTime) {
+  SimClusterConfig c;
+  SimFixture f(c);
+  int ran = 0;
+  f.env(0).clock.schedule_after(1000, [&] { ++ran; });
+  f.env(0).clock.schedule_after(3000, [&] { ++ran; });
+  f.sim().run_until(2000);
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(f.sim().now_ns(), 2000);
+  EXPECT_FALSE(f.sim().idle());
+  f.sim().run();
+  EXPECT_EQ(ran, 2);
+  EXPECT_TRUE(f.sim().idle());
+}
+
+// The same operations twice give the same trace, byte for byte.
+std::string traced_run() {
+  RecordingTraceSink trace;
+  SimClusterConfig c;
+  c.nodes = 4;
+  SimFixture f(c, true, &trace);
+  const Access rw = Access::kLocalWrite | Access::kRemoteWrite;
+  std::vector<MemoryRegion> bufs;
+  for (RankId r = 0; r < 4; ++r) bufs.push_back(f.region(r, 1 << 16, rw));
+  for (RankId r = 0; r < 4; ++r) {
+    for (RankId p = 0; p < 4; ++p) {
+      if (p == r) continue;
+      EXPECT_TRUE(f.recv(p, r, bufs[p], 0, r).is_ok());
+      EXPECT_TRUE(f.write(r, p, bufs[r], bufs[p], 1000u * (r + 1) * (p + 2), r * 10 + p, true, r).is_ok());
+    }
+  }
+  f.sim().run();
+  return trace.log;
+}
+
+TEST(Simulator, SameOperationsGiveAByteIdenticalTrace) {
+  const std::string a = traced_run();
+  const std::string b = traced_run();
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+}
+
+TEST(Simulator, RejectsAConfigurationItCannotRun) {
+  NullTraceSink t;
+  SimClusterConfig c;
+  c.nic_bandwidth_bytes_per_s = 0;
+  EXPECT_THROW(Simulator(c, SimOptions{}, t), std::invalid_argument);
+  SimClusterConfig g;
+  g.gpus_per_node = 2;
+  g.gpu_direct = {{true}};
+  EXPECT_THROW(Simulator(g, SimOptions{}, t), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tensorwire::sim::testing

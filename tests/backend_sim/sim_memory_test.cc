@@ -1,0 +1,150 @@
+// Simulated memory, registration and the copy engine.
+#include <gtest/gtest.h>
+
+#include "tests/backend_sim/sim_fixture.h"
+
+namespace tensorwire::sim::testing {
+namespace {
+
+SimClusterConfig with_gpus() {
+  SimClusterConfig c;
+  c.nodes = 2;
+  c.gpus_per_node = 2;
+  c.gpu_direct = {{true, false}, {true, false}};
+  return c;
+}
+
+TEST(SimMemory, AllocationsGetDistinctAddressesEvenAtZeroBytes) {
+  SimFixture f(with_gpus());
+  MemorySpace& m = f.env(0).memory;
+  Buffer a = *m.allocate(MemoryKind::kHostPinned, 0, 0);
+  Buffer b = *m.allocate(MemoryKind::kHostPinned, 0, 0);
+  Buffer g = *m.allocate(MemoryKind::kDeviceGpuDirect, 0, 100);
+  EXPECT_NE(a.addr, b.addr);
+  EXPECT_NE(a.addr, g.addr);
+  m.free(a);
+  Buffer c = *m.allocate(MemoryKind::kHostPinned, 0, 0);
+  EXPECT_NE(c.addr, a.addr) << "addresses are never reused";
+}
+
+TEST(SimMemory, DeviceKindMustMatchTheGpusGpuDirect) {
+  SimFixture f(with_gpus());
+  MemorySpace& m = f.env(0).memory;
+  EXPECT_TRUE(m.allocate(MemoryKind::kDeviceGpuDirect, 0, 8).is_ok());
+  EXPECT_EQ(m.allocate(MemoryKind::kDeviceGpuDirect, 1, 8).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(m.allocate(MemoryKind::kDeviceNoGpuDirect, 1, 8).is_ok());
+  EXPECT_EQ(m.allocate(MemoryKind::kDeviceNoGpuDirect, 2, 8).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(SimMemory, GpuWithoutGpuDirectCannotBeRegistered) {
+  SimFixture f(with_gpus());
+  Buffer g = *f.env(0).memory.allocate(MemoryKind::kDeviceNoGpuDirect, 1, 4096);
+  Result<MemoryRegion> mr = f.env(0).nic.register_memory(g, Access::kRemoteWrite);
+  ASSERT_FALSE(mr.is_ok());
+  EXPECT_NE(mr.status().message().find("GPUDirect"), std::string::npos);
+  Buffer direct = *f.env(0).memory.allocate(MemoryKind::kDeviceGpuDirect, 0, 4096);
+  EXPECT_TRUE(f.env(0).nic.register_memory(direct, Access::kRemoteWrite).is_ok());
+}
+
+TEST(SimMemory, RegisteringMemoryThatIsNotAllocatedFails) {
+  SimFixture f(with_gpus());
+  Buffer b = *f.env(0).memory.allocate(MemoryKind::kHostPinned, 0, 64);
+  Buffer beyond = b;
+  beyond.length = 65;
+  EXPECT_FALSE(f.env(0).nic.register_memory(beyond, Access::kNone).is_ok());
+  f.env(0).memory.free(b);
+  EXPECT_FALSE(f.env(0).nic.register_memory(b, Access::kNone).is_ok());
+}
+
+TEST(SimMemory, DeregisteringTwiceIsNotFound) {
+  SimFixture f(with_gpus());
+  MemoryRegion mr = f.region(0, 64, Access::kRemoteWrite);
+  EXPECT_TRUE(f.env(0).nic.deregister_memory(mr).is_ok());
+  EXPECT_EQ(f.env(0).nic.deregister_memory(mr).code(), StatusCode::kNotFound);
+}
+
+TEST(SimMemory, ByteAccessIsBoundsChecked) {
+  SimFixture f(with_gpus());
+  MemorySpace& m = f.env(0).memory;
+  Buffer b = *m.allocate(MemoryKind::kHostPinned, 0, 16);
+  std::vector<std::byte> data(8);
+  EXPECT_TRUE(m.write_bytes(b, 8, data).is_ok());
+  EXPECT_FALSE(m.write_bytes(b, 9, data).is_ok());
+  EXPECT_FALSE(m.read_bytes(b, ~0ull, data).is_ok());
+  Buffer other = *m.allocate(MemoryKind::kHostPinned, 0, 4);
+  EXPECT_FALSE(m.cpu_copy(other, 0, b, 0, 8).is_ok());
+  EXPECT_EQ(m.host_view(b).size(), 16u);
+  Buffer g = *m.allocate(MemoryKind::kDeviceGpuDirect, 0, 16);
+  EXPECT_TRUE(m.host_view(g).empty()) << "device memory has no CPU view";
+  EXPECT_FALSE(m.cpu_copy(b, 0, g, 0, 8).is_ok()) << "the CPU does not copy device memory";
+}
+
+TEST(SimMemory, TimingOnlyModeHoldsNoBytes) {
+  SimFixture f(with_gpus(), /*payload=*/false);
+  MemorySpace& m = f.env(0).memory;
+  EXPECT_FALSE(m.holds_payload());
+  Buffer b = *m.allocate(MemoryKind::kHostPinned, 0, 1ull << 36);  // 64 GiB costs nothing
+  EXPECT_TRUE(m.host_view(b).empty());
+  Buffer small = *m.allocate(MemoryKind::kHostPinned, 0, 4096);
+  EXPECT_EQ(m.host_view(small).size(), 4096u) << "small buffers (control messages) keep bytes";
+  std::vector<std::byte> out(4);
+  EXPECT_EQ(m.read_bytes(b, 0, out).code(), StatusCode::kUnavailable);
+}
+
+TEST(SimMemory, PayloadModeRefusesMoreThanItsLimit) {
+  SimFixture f(with_gpus(), /*payload=*/true);
+  Result<Buffer> huge = f.env(0).memory.allocate(MemoryKind::kHostPinned, 0, 1ull << 40);
+  ASSERT_FALSE(huge.is_ok());
+  EXPECT_EQ(huge.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_NE(huge.status().message().find("timing"), std::string::npos);
+}
+
+TEST(SimCopyEngine, CopiesBetweenHostAndDeviceAndRejectsHostToHost) {
+  SimFixture f(with_gpus());
+  RankEnv e = f.env(0);
+  Buffer h = *e.memory.allocate(MemoryKind::kHostPinned, 0, 1024);
+  Buffer h2 = *e.memory.allocate(MemoryKind::kHostPinned, 0, 1024);
+  Buffer g = *e.memory.allocate(MemoryKind::kDeviceNoGpuDirect, 1, 1024);
+  std::vector<std::byte> data(1024, std::byte{0x42});
+  ASSERT_TRUE(e.memory.write_bytes(h, 0, data).is_ok());
+  EXPECT_EQ(e.copy_engine.submit(h2, 0, h, 0, 8, [](Status) {}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(e.copy_engine.submit(g, 1000, h, 0, 100, [](Status) {}).code(),
+            StatusCode::kInvalidArgument);
+  int done = 0;
+  ASSERT_TRUE(e.copy_engine.submit(g, 0, h, 0, 1024, [&](Status st) {
+    EXPECT_TRUE(st.is_ok());
+    ++done;
+  }).is_ok());
+  f.sim().run();
+  EXPECT_EQ(done, 1);
+  std::vector<std::byte> got(1024);
+  ASSERT_TRUE(e.memory.read_bytes(g, 0, got).is_ok());
+  EXPECT_EQ(got, data);
+  EXPECT_EQ(f.sim().stats(0).copy_engine_copies, 1u);
+}
+
+TEST(SimCopyEngine, CopiesOnOneEngineRunOneAfterAnother) {
+  SimClusterConfig c = with_gpus();
+  c.pcie_bandwidth_bytes_per_s = 10e9;
+  c.pcie_latency_ns = 1000;
+  SimFixture f(c, false);
+  RankEnv e = f.env(0);
+  Buffer h = *e.memory.allocate(MemoryKind::kHostPinned, 0, 10'000'000);
+  Buffer g = *e.memory.allocate(MemoryKind::kDeviceGpuDirect, 0, 10'000'000);
+  std::vector<TimeNs> done;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(e.copy_engine.submit(g, 0, h, 0, 10'000'000, [&](Status) {
+      done.push_back(f.sim().now_ns());
+    }).is_ok());
+  }
+  f.sim().run();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0], 1'000'000 + 1000);
+  EXPECT_EQ(done[1], 2'000'000 + 1000);
+}
+
+}  // namespace
+}  // namespace tensorwire::sim::testing

@@ -1,0 +1,131 @@
+// The layering rules of docs/ARCHITECTURE.md, checked against the source tree:
+// dependencies point down only, and the deterministic layers (core/, model/)
+// take no time, randomness or threads from the OS.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = TENSORWIRE_SOURCE_ROOT;
+
+std::vector<fs::path> sources_under(const std::string& dir) {
+  std::vector<fs::path> files;
+  fs::path base = kRoot / dir;
+  if (!fs::exists(base)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(base)) {
+    auto ext = entry.path().extension();
+    if (entry.is_regular_file() && (ext == ".h" || ext == ".cc" || ext == ".cpp")) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Drops // and /* */ comments and string literals' contents, so a comment that
+// mentions std::thread is not a violation.
+std::string strip_comments(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "//") == 0) {
+      while (i < text.size() && text[i] != '\n') ++i;
+      out += '\n';
+    } else if (text.compare(i, 2, "/*") == 0) {
+      size_t end = text.find("*/", i + 2);
+      i = end == std::string::npos ? text.size() : end + 1;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+struct Violation {
+  fs::path file;
+  std::string what;
+};
+
+std::vector<Violation> find(const std::string& dir, const std::vector<std::string>& patterns) {
+  std::vector<Violation> found;
+  for (const auto& file : sources_under(dir)) {
+    std::string code = strip_comments(read_file(file));
+    for (const auto& pattern : patterns) {
+      if (std::regex_search(code, std::regex(pattern))) {
+        found.push_back({fs::relative(file, kRoot), pattern});
+      }
+    }
+  }
+  return found;
+}
+
+std::string describe(const std::vector<Violation>& v) {
+  std::string s;
+  for (const auto& x : v) s += "  " + x.file.string() + " matches /" + x.what + "/\n";
+  return s;
+}
+
+const std::vector<std::string> kNondeterminism = {
+    R"(steady_clock|system_clock|high_resolution_clock)",
+    R"(\bs?rand\s*\()",
+    R"(random_device)",
+    R"(std::thread|std::jthread|#include\s*<thread>)",
+    R"(\bsleep\s*\(|usleep|nanosleep|sleep_for|sleep_until)",
+    R"(\btime\s*\(\s*(NULL|nullptr|0)?\s*\))",
+    R"(gettimeofday|clock_gettime)",
+};
+
+TEST(Layering, CoreUsesNoOsClockRandomnessOrThreads) {
+  auto v = find("core", kNondeterminism);
+  EXPECT_TRUE(v.empty()) << "core/ must take time and randomness from RankEnv:\n" << describe(v);
+}
+
+TEST(Layering, ModelUsesNoOsClockRandomnessOrThreads) {
+  auto v = find("model", kNondeterminism);
+  EXPECT_TRUE(v.empty()) << "model/ must be deterministic:\n" << describe(v);
+}
+
+TEST(Layering, SimulatorUsesNoOsClockRandomnessOrThreads) {
+  auto v = find("backend_sim", kNondeterminism);
+  EXPECT_TRUE(v.empty()) << "backend_sim/ must be deterministic:\n" << describe(v);
+}
+
+TEST(Layering, CoreIncludesNothingAboveIt) {
+  auto v = find("core", {R"(#include\s*"(backend_sim|backend_verbs|model|scenario|runner|report|apps)/)"});
+  EXPECT_TRUE(v.empty()) << "core/ knows no backend and no layer above it:\n" << describe(v);
+}
+
+TEST(Layering, SimulatorIncludesOnlyCore) {
+  auto v = find("backend_sim", {R"(#include\s*"(backend_verbs|model|scenario|runner|report|apps)/)"});
+  EXPECT_TRUE(v.empty()) << "backend_sim/ depends on core/ only:\n" << describe(v);
+}
+
+TEST(Layering, ScenarioLoaderDoesNotReachUp) {
+  auto v = find("scenario", {R"(#include\s*"(runner|report|apps|backend_verbs)/)"});
+  EXPECT_TRUE(v.empty()) << describe(v);
+}
+
+// The checker must itself catch a violation, or the tests above prove nothing.
+TEST(Layering, CheckerFlagsAPlantedViolation) {
+  std::string code = strip_comments("// std::thread in a comment is fine\nauto t = std::chrono::steady_clock::now();\n");
+  EXPECT_TRUE(std::regex_search(code, std::regex(kNondeterminism[0])));
+  EXPECT_FALSE(std::regex_search(code, std::regex(kNondeterminism[3])));
+}
+
+}  // namespace
