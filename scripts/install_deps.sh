@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tensorwire builds and tests with. Idempotent:
+# does nothing (and asks no package server) when everything is already there.
+set -euo pipefail
+
+packages=(
+  build-essential pkg-config cmake meson ninja-build python3
+  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
+  libtomlplusplus-dev libboost-graph-dev libcli11-dev nlohmann-json3-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "installing: ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
