@@ -30,6 +30,10 @@ Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffe
     }
   }
   const uint32_t gpu = is_device(src.kind) ? src.device : dst.device;
+  if (gpu >= engine_free_ns_.size()) {
+    return {StatusCode::kInvalidArgument, "copy engine: rank " + std::to_string(rank_) +
+                                              " has no GPU " + std::to_string(gpu)};
+  }
   const TimeNs start = std::max(context_.cpu_ready_ns(rank_), engine_free_ns_[gpu]);
   const TimeNs busy_ns =
       transfer_time_ns(static_cast<double>(bytes), context_.cluster.pcie_bandwidth_bytes_per_s);

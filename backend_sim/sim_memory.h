@@ -43,7 +43,10 @@ class SimMemorySpace final : public MemorySpace {
   // Cap on bytes held in payload mode, so that a scenario too large for
   // payload mode fails with kOutOfMemory instead of exhausting the machine.
   static constexpr uint64_t kPayloadLimitBytes = 8ull << 30;
-  static constexpr uint64_t kTimingOnlyBytesMax = 1ull << 20;
+  // Largest allocation timing-only mode gives bytes: big enough for a control
+  // ring of scenario_limits::kMaxControlRingSize slots of the largest message,
+  // small enough that no tensor-sized buffer is ever materialized by accident.
+  static constexpr uint64_t kTimingOnlyBytesMax = 8ull << 20;
 
  private:
   struct Allocation {

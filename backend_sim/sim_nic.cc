@@ -1,5 +1,6 @@
 #include "backend_sim/sim_nic.h"
 
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -39,10 +40,15 @@ Result<MemoryRegion> SimNic::register_memory(const Buffer& buffer, Access access
                       " memory is not reachable by the NIC (no GPUDirect)");
   }
   const uint64_t pages = (buffer.length + kPageBytes - 1) / kPageBytes;
-  context_.charge_cpu(rank_,
-                      context_.cluster.registration_base_ns +
-                          static_cast<TimeNs>(pages) * context_.cluster.registration_per_page_ns,
-                      "register memory");
+  // Saturates instead of overflowing: a 1 TiB region at an hour per page is a
+  // silly but loadable configuration.
+  const TimeNs per_page = context_.cluster.registration_per_page_ns;
+  const TimeNs base = context_.cluster.registration_base_ns;
+  constexpr TimeNs kForever = std::numeric_limits<TimeNs>::max() / 4;
+  const TimeNs cost = per_page > 0 && pages > static_cast<uint64_t>((kForever - base) / per_page)
+                          ? kForever
+                          : base + static_cast<TimeNs>(pages) * per_page;
+  context_.charge_cpu(rank_, cost, "register memory");
   MemoryRegion region = registry_.add(*live == buffer ? buffer : Buffer{buffer.addr, buffer.length,
                                                                         live->kind, live->device},
                                       access);

@@ -73,6 +73,13 @@ Model parse_model(std::string_view text, const std::string& source_name) {
       }
       ModelVariable v;
       v.name = layer_name + "/" + var_name;
+      if (v.name.size() > scenario_limits::kMaxVariableNameBytes) {
+        var.fail("name", "'<layer>/<variable>' is at most " +
+                             std::to_string(scenario_limits::kMaxVariableNameBytes) +
+                             " bytes (tensor names travel in a " +
+                             std::to_string(scenario_limits::kMaxTensorNameBytes) +
+                             "-byte wire field)");
+      }
       v.dtype = var.data_type("dtype").value_or(default_dtype);
       if (v.dtype == DataType::kString) {
         var.fail("dtype", "model variables are numeric; string is not allowed");
@@ -83,7 +90,8 @@ Model parse_model(std::string_view text, const std::string& source_name) {
       }
       uint64_t elements = v.parameters();
       if (elements > scenario_limits::kMaxTensorBytes / data_type_size(v.dtype)) {
-        var.fail("shape", "the variable is larger than 1 TiB");
+        var.fail("shape", "the variable is larger than 2 GiB (one RDMA write carries at most "
+                          "2^31 bytes)");
       }
       if (!names.insert(v.name).second) {
         var.fail("name", "variable '" + v.name + "' is defined twice");

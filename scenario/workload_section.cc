@@ -84,10 +84,16 @@ std::string check_content(const TensorState& s, uint64_t& payload_bytes) {
              " elements, this one " + std::to_string(elements);
     }
     payload_bytes = s.dead ? 0 : elements * (s.string_bytes + kStringElementOverheadBytes);
+    // The driver builds string tensors in host memory in either mode.
+    if (payload_bytes > limits::kMaxStringTensorBytes) {
+      return "a string tensor holds at most " + std::to_string(limits::kMaxStringTensorBytes >> 20) +
+             " MiB of strings (the run builds them in memory), this one " +
+             std::to_string(payload_bytes >> 20) + " MiB";
+    }
     return "";
   }
   if (elements > limits::kMaxTensorBytes / data_type_size(s.dtype)) {
-    return "the tensor is larger than 1 TiB";
+    return "the tensor is larger than 2 GiB (one RDMA write carries at most 2^31 bytes)";
   }
   payload_bytes = s.dead ? 0 : elements * data_type_size(s.dtype);
   return "";
@@ -134,8 +140,9 @@ TensorEntry parse_tensor(const toml::table& table, const std::string& path, cons
                      "send_offset", "recv_offset", "dead", "string_bytes"});
   TensorTransfer t;
   t.name = r.required(r.string("name"), "name");
-  if (t.name.empty() || t.name.size() > limits::kMaxNameBytes) {
-    r.fail("name", "a tensor name is 1 to 1024 bytes");
+  if (t.name.empty() || t.name.size() > limits::kMaxTensorNameBytes) {
+    r.fail("name", "a tensor name is 1 to " + std::to_string(limits::kMaxTensorNameBytes) +
+                       " bytes (the wire format's name field)");
   }
   const int64_t last_rank = static_cast<int64_t>(cluster.nodes) - 1;
   t.src = static_cast<RankId>(r.required(r.integer("src", 0, last_rank), "src"));

@@ -75,6 +75,7 @@ class WorkloadDriver::Impl {
       return;
     }
     phase_start_ns_ = clock0().now_ns();
+    phase_open_ = true;
     const auto& transfers = phase().transfers;
     first_result_ = result_.steps.back().transfers.size();
     recvs_left_ = transfers.size();
@@ -95,9 +96,19 @@ class WorkloadDriver::Impl {
                                     std::to_string(t.src) + " -> " + std::to_string(t.dst)));
         continue;
       }
-      envs_[t.src].clock.schedule_after(t.send_offset_ns, [this, i] { do_send(i); });
-      envs_[t.dst].clock.schedule_after(t.recv_offset_ns, [this, i] { do_recv(i); });
+      // A phase can end before its timers fire (every transfer failed early);
+      // a timer from an ended phase must not act on the next phase's transfer i.
+      envs_[t.src].clock.schedule_after(t.send_offset_ns, [this, i, step_index, phase_index] {
+        if (is_current(step_index, phase_index)) do_send(i);
+      });
+      envs_[t.dst].clock.schedule_after(t.recv_offset_ns, [this, i, step_index, phase_index] {
+        if (is_current(step_index, phase_index) && !slots_[i].done) do_recv(i);
+      });
     }
+  }
+
+  bool is_current(size_t step_index, size_t phase_index) const {
+    return phase_open_ && step_index == step_index_ && phase_index == phase_index_;
   }
 
   Tensor make_source(const TensorTransfer& t, uint64_t key) {
@@ -230,6 +241,7 @@ class WorkloadDriver::Impl {
   }
 
   void finish_phase() {
+    phase_open_ = false;
     size_t next_phase = phase_index_ + 1;
     if (next_phase < step().phases.size()) {
       schedule_phase(step_index_, next_phase);
@@ -250,6 +262,7 @@ class WorkloadDriver::Impl {
   std::vector<tf_verbs::RdmaRendezvous*> rdv_;
   std::map<SourceKey, Buffer> sources_;
   std::vector<std::byte> scratch_;
+  bool phase_open_ = false;  // between start_phase and finish_phase
   std::vector<RecvSlot> slots_;
   size_t step_index_ = 0;
   size_t phase_index_ = 0;

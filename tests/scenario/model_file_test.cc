@@ -94,6 +94,11 @@ TEST(ModelFile, BadVariablesAreErrors) {
       "numeric"));
   EXPECT_TRUE(contains(error_of("[[layer]]\nname = \"a\"\nvariables = []\n"),
                        "layer[0].variables: missing required key"));
+  // "<layer>/<variable>" plus the workload's suffix must fit the wire's name field.
+  const std::string long_layer(490, 'L');
+  EXPECT_TRUE(contains(error_of("[[layer]]\nname = \"" + long_layer +
+                                "\"\nvariables = [{ name = \"kernel\", shape = [1] }]\n"),
+                       "layer[0].variables[0].name: '<layer>/<variable>' is at most 496 bytes"));
 }
 
 TEST(ModelFile, MissingFileNamesThePath) {

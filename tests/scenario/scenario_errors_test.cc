@@ -141,10 +141,12 @@ TEST(ScenarioErrors, MemoryPlaces) {
 TEST(ScenarioErrors, ShapesAndTypes) {
   expect_error(kHead + "dst = 1\nshape = [4, -1]\n",
                {"t.toml:11:13: workload.tensor[0].shape[1]: -1 is out of range"});
-  expect_error(kHead + "dst = 1\nshape = [1099511627776, 1099511627776]\n",
+  expect_error(kHead + "dst = 1\nshape = [2147483648, 2147483648, 2147483648]\n",
                {"t.toml:11:9: workload.tensor[0].shape: the number of elements overflows"});
   expect_error(kHead + "dst = 1\nshape = [1048576, 1048576]\n",
-               {"t.toml:11:9: workload.tensor[0].shape: the tensor is larger than 1 TiB"});
+               {"t.toml:11:9: workload.tensor[0].shape: the tensor is larger than 2 GiB"});
+  expect_error(kHead + "dst = 1\nshape = [536870913]\n",  // 2 GiB + 4 bytes of float32
+               {"t.toml:11:9: workload.tensor[0].shape: the tensor is larger than 2 GiB"});
   expect_error(kHead + "dst = 1\nshape = [1, \"2\"]\n",
                {"t.toml:11:13: workload.tensor[0].shape[1]: expected an integer"});
   expect_error(kHead + "dst = 1\ndtype = \"float128\"\n",
@@ -154,7 +156,11 @@ TEST(ScenarioErrors, ShapesAndTypes) {
   expect_error(kHead + "dst = 1\ndtype = \"string\"\nstring_bytes = \"2MiB\"\n",
                {"t.toml:12:16: workload.tensor[0].string_bytes:", "too large"});
   expect_error("[workload]\nkind = \"tensors\"\nsteps = 1\n[[workload.tensor]]\nname = \"\"\n",
-               {"t.toml:5:8: workload.tensor[0].name: a tensor name is 1 to 1024 bytes"});
+               {"t.toml:5:8: workload.tensor[0].name: a tensor name is 1 to 512 bytes"});
+  // 513 bytes: one more than the wire format's name field holds.
+  expect_error("[workload]\nkind = \"tensors\"\nsteps = 1\n[[workload.tensor]]\nname = \"" +
+                   std::string(513, 'n') + "\"\n",
+               {"t.toml:5:8: workload.tensor[0].name: a tensor name is 1 to 512 bytes"});
 }
 
 TEST(ScenarioErrors, DuplicateTensorName) {
@@ -164,13 +170,13 @@ TEST(ScenarioErrors, DuplicateTensorName) {
 }
 
 TEST(ScenarioErrors, PayloadModeBoundsTheBytesOfAStep) {
-  // 3 GiB per tensor, three of them: 9 GiB in one step.
+  // 2 GiB per tensor (the most one tensor may be), five of them: 10 GiB in one step.
   std::string text = "[workload]\nkind = \"tensors\"\nsteps = 1\n";
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 5; ++i) {
     text += "[[workload.tensor]]\nname = \"t" + std::to_string(i) +
-            "\"\nsrc = 0\ndst = 1\ndtype = \"uint8\"\nshape = [3221225472]\n";
+            "\"\nsrc = 0\ndst = 1\ndtype = \"uint8\"\nshape = [2147483648]\n";
   }
-  expect_error(text, {"t.toml:1:1: workload: step 1 moves 9.00 GiB", "mode = \"timing\""});
+  expect_error(text, {"t.toml:1:1: workload: step 1 moves 10.00 GiB", "mode = \"timing\""});
   EXPECT_NO_THROW(load_scenario_string("[run]\nmode = \"timing\"\n" + text, "t.toml"));
 }
 
@@ -198,7 +204,7 @@ TEST(ScenarioErrors, MetaDataChanges) {
                    "tensor = \"a\"\ndead = true\n",
                {"t.toml:16:8: workload.change[1].step: tensor 'a' already has a change at step 2"});
   expect_error(head + "step = 2\ntensor = \"a\"\nshape = [1048576, 1048576]\n",
-               {"t.toml:14:9: workload.change[0].shape: the tensor is larger than 1 TiB"});
+               {"t.toml:14:9: workload.change[0].shape: the tensor is larger than 2 GiB"});
   expect_error(kHead +
                    "dst = 1\ndst_memory = \"gpu0\"\n[[workload.change]]\nstep = 2\n"
                    "tensor = \"a\"\ndtype = \"string\"\n",

@@ -99,7 +99,7 @@ TEST_F(RdmaMemoryMgrTest, RegistersWithLeastPrivilege) {
   Buffer source{0x200000, 1 << 20, MemoryKind::kHostPageable, 0};
   auto r = mgr.register_source(source);
   ASSERT_TRUE(r.is_ok());
-  EXPECT_EQ(r->access, Access::kLocalWrite);
+  EXPECT_EQ(r->access, Access::kNone);  // the NIC only reads it
   EXPECT_FALSE(has_access(nic_.registered.at(source.addr).access, Access::kRemoteWrite));
   EXPECT_FALSE(has_access(nic_.registered.at(source.addr).access, Access::kRemoteRead));
   // Cached: the next Send of the same buffer (or a slice of it) registers nothing.
@@ -194,6 +194,21 @@ TEST(RdmaTensorMetaDataTest, ByteSizeAndEquality) {
   EXPECT_FALSE(negative.validate(1 << 20).is_ok());
   RdmaTensorMetaData huge{DataType::kFloat64, TensorShape{{1 << 20, 1 << 20}}, false, 0};
   EXPECT_FALSE(huge.validate(uint64_t{1} << 40).is_ok());
+}
+
+TEST(RdmaTensorMetaDataTest, AStringTensorsElementCountMustFitItsProtoSize) {
+  // 5 elements need at least 8 (count) + 5 * 8 (lengths) = 48 bytes.
+  RdmaTensorMetaData fits{DataType::kString, TensorShape{{5}}, false, 48};
+  EXPECT_TRUE(fits.validate(1 << 20).is_ok());
+  RdmaTensorMetaData short_by_one{DataType::kString, TensorShape{{5}}, false, 47};
+  EXPECT_EQ(short_by_one.validate(1 << 20).code(), StatusCode::kMalformedMessage);
+  // A peer claiming 2^40 elements in a 1 KiB proto is rejected before anything is built.
+  RdmaTensorMetaData absurd{DataType::kString, TensorShape{{1 << 20, 1 << 20}}, false, 1024};
+  EXPECT_EQ(absurd.validate(1 << 20).code(), StatusCode::kMalformedMessage);
+  RdmaTensorMetaData empty{DataType::kString, TensorShape{{0}}, false, 8};
+  EXPECT_TRUE(empty.validate(1 << 20).is_ok());
+  RdmaTensorMetaData dead{DataType::kString, TensorShape{{1 << 20}}, true, 0};
+  EXPECT_TRUE(dead.validate(1 << 20).is_ok());
 }
 
 }  // namespace

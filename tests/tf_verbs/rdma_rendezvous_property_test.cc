@@ -249,5 +249,101 @@ RC_GTEST_PROP(RdmaRendezvousProperty,
   if (checker.violations != 0) RC_FAIL(checker.first_violation);
 }
 
+// Sums one counter of RendezvousStats over every rank.
+template <typename Field>
+uint64_t total(SimCluster& c, Field field) {
+  uint64_t sum = 0;
+  for (RankId r = 0; r < c.size(); ++r) sum += c.rdv(r).stats().*field;
+  return sum;
+}
+
+// Property: once the receivers' meta-data caches hold a tensor's meta-data
+// (after its first step), a step that sends the same tensors again costs each
+// tensor exactly one control message (its TENSOR_REQUEST) and one content
+// write, and tensors whose source and destination the NIC reaches (host, or
+// GPU with GPUDirect) cost zero copies. Only the GPU-without-GPUDirect ends pay
+// their staging copy.
+RC_GTEST_PROP(RdmaRendezvousProperty,
+              InSteadyStateEachTensorCostsOneControlMessageOneWriteAndNoCopies, ()) {
+  const uint32_t nodes = *rc::gen::inRange<uint32_t>(2, 4);
+  const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1000);
+  const int steady_steps = *rc::gen::inRange(1, 4);
+  sim::SimClusterConfig config;
+  config.nodes = nodes;
+  config.gpus_per_node = 2;
+  config.gpu_direct.assign(nodes, std::vector<bool>{true, false});
+  TfVerbsOptions options;
+  options.control_ring_size = *rc::gen::element<uint32_t>(2, 8, 64);
+  SimCluster c(config, options, /*payload=*/true, seed);
+
+  const int count = *rc::gen::inRange(1, 6);
+  std::vector<TransferSpec> specs;
+  for (int i = 0; i < count; ++i) {
+    TransferSpec t = *gen_transfer(nodes);
+    t.dead = false;
+    if (t.dtype == DataType::kString) t.dtype = DataType::kFloat32;  // DMA-able only
+    specs.push_back(t);
+  }
+  // Every tensor is one write-with-imm (an empty tensor's is 0 bytes long);
+  // only tensors with bytes need a staging copy.
+  const uint64_t expected_writes = static_cast<uint64_t>(count);
+  uint64_t expected_device_copies = 0;
+  for (const TransferSpec& s : specs) {
+    if (TensorShape{s.dims}.num_elements().value_or(0) == 0) continue;
+    if (kKinds[s.src_kind].first == MemoryKind::kDeviceNoGpuDirect) ++expected_device_copies;
+    if (kKinds[s.dst_kind].first == MemoryKind::kDeviceNoGpuDirect) ++expected_device_copies;
+  }
+
+  // Step 0 fills the caches; steps 1.. are the steady state being measured.
+  for (int step = 0; step <= steady_steps; ++step) {
+    const uint64_t requests0 = total(c, &RendezvousStats::tensor_requests_sent);
+    const uint64_t updates0 = total(c, &RendezvousStats::meta_data_updates_sent);
+    const uint64_t re_requests0 = total(c, &RendezvousStats::re_requests_sent);
+    const uint64_t errors0 = total(c, &RendezvousStats::error_statuses_sent);
+    const uint64_t writes0 = total(c, &RendezvousStats::content_writes);
+    const uint64_t cpu0 = total(c, &RendezvousStats::cpu_copies);
+    const uint64_t device0 = total(c, &RendezvousStats::device_copies);
+
+    std::vector<RecvRecord> recs(count);
+    std::vector<Tensor> sent(count);
+    std::vector<uint64_t> content(count);
+    for (int i = 0; i < count; ++i) {
+      const TransferSpec& s = specs[i];
+      std::string name = "t" + std::to_string(i);
+      content[i] = seed * 65537 + step * 13 + i;  // new bytes every step, same meta-data
+      sent[i] = c.make_tensor(s.src, kKinds[s.src_kind].first, kKinds[s.src_kind].second,
+                              s.dtype, TensorShape{s.dims}, content[i]);
+      RecvArgs args{kKinds[s.dst_kind].first, kKinds[s.dst_kind].second};
+      c.env(s.src).clock.schedule_after(TimeNs{s.send_delay_us} * 1000,
+                                        [&c, &sent, i, s, name, step] {
+                                          RC_ASSERT(c.rdv(s.src).send(name, step, sent[i]).is_ok());
+                                        });
+      c.env(s.dst).clock.schedule_after(TimeNs{s.recv_delay_us} * 1000,
+                                        [&c, &recs, i, s, name, step, args] {
+                                          c.recv(s.dst, s.src, name, step, args, recs[i]);
+                                        });
+    }
+    c.sim().run();
+    for (int i = 0; i < count; ++i) {
+      RC_ASSERT(recs[i].calls == 1);
+      RC_ASSERT(recs[i].status.is_ok());
+      Status same = c.check_same(specs[i].dst, recs[i].tensor, sent[i], content[i]);
+      if (!same.is_ok()) RC_FAIL("step " + std::to_string(step) + ": " + same.message());
+      c.rdv(specs[i].dst).release(recs[i].tensor);
+    }
+    if (step == 0) continue;
+    const uint64_t control_messages =
+        (total(c, &RendezvousStats::tensor_requests_sent) - requests0) +
+        (total(c, &RendezvousStats::meta_data_updates_sent) - updates0) +
+        (total(c, &RendezvousStats::re_requests_sent) - re_requests0) +
+        (total(c, &RendezvousStats::error_statuses_sent) - errors0);
+    RC_ASSERT(control_messages == static_cast<uint64_t>(count));
+    RC_ASSERT(total(c, &RendezvousStats::meta_data_updates_sent) == updates0);
+    RC_ASSERT(total(c, &RendezvousStats::content_writes) - writes0 == expected_writes);
+    RC_ASSERT(total(c, &RendezvousStats::cpu_copies) == cpu0);
+    RC_ASSERT(total(c, &RendezvousStats::device_copies) - device0 == expected_device_copies);
+  }
+}
+
 }  // namespace
 }  // namespace tensorwire::tf_verbs

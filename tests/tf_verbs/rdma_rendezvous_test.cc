@@ -374,6 +374,49 @@ TEST(RdmaRendezvousTest, BrokenQueuePairFailsPendingRecvExactlyOnceWithoutHangin
   EXPECT_FALSE(after.status.is_ok());
 }
 
+TEST(RdmaRendezvousTest, WritesQueuedBehindAFullSendQueueAreSettledWhenTheChannelBreaks) {
+  // A send queue of one: the second and later content writes wait in the
+  // channel's queue, unseen by the NIC. When the queue pair breaks, no flush
+  // completion comes for them; their responses must still be destroyed.
+  sim::SimClusterConfig config;
+  config.send_queue_depth = 1;
+  SimCluster c(config);
+  constexpr int kTensors = 4;
+  std::vector<Tensor> sent;
+  for (int i = 0; i < kTensors; ++i) {
+    sent.push_back(c.make_tensor(0, MemoryKind::kHostPinned, 0, DataType::kFloat32,
+                                 {{1 << 20}}, 50 + i));  // 4 MiB each
+  }
+  std::vector<RecvRecord> warm(kTensors), recs(kTensors);
+  for (int i = 0; i < kTensors; ++i) {  // step 1 fills the meta-data caches
+    c.recv(1, 0, "t" + std::to_string(i), 1, kHost, warm[i]);
+    ASSERT_TRUE(c.rdv(0).send("t" + std::to_string(i), 1, sent[i]).is_ok());
+  }
+  c.sim().run();
+  for (int i = 0; i < kTensors; ++i) {
+    ASSERT_TRUE(warm[i].status.is_ok()) << warm[i].status.to_string();
+    c.rdv(1).release(warm[i].tensor);
+  }
+  const uint64_t writes_before = c.rdv(0).stats().content_writes;
+  for (int i = 0; i < kTensors; ++i) {  // step 2: direct writes, one after another
+    c.recv(1, 0, "t" + std::to_string(i), 2, kHost, recs[i]);
+    ASSERT_TRUE(c.rdv(0).send("t" + std::to_string(i), 2, sent[i]).is_ok());
+  }
+  while (c.rdv(0).stats().content_writes < writes_before + 3 && c.sim().step()) {
+  }
+  ASSERT_GE(c.rdv(0).stats().content_writes, writes_before + 3);
+  c.sim().break_queue_pair(0, 1);
+  c.sim().run();
+  for (int i = 0; i < kTensors; ++i) {
+    ASSERT_EQ(recs[i].calls, 1) << i;
+    if (recs[i].status.is_ok()) c.rdv(1).release(recs[i].tensor);
+  }
+  for (RankId r : {0u, 1u}) {
+    EXPECT_EQ(c.rdv(r).outstanding_requests(), 0u) << "rank " << r;
+    EXPECT_EQ(c.rdv(r).pending_responses(), 0u) << "rank " << r;
+  }
+}
+
 TEST(RdmaRendezvousTest, MalformedControlMessageClosesTheChannelWithACleanError) {
   SimCluster c;
   RecvRecord pending, other_way;

@@ -150,6 +150,52 @@ TEST(TimingOnly, MovesNoPayloadButTakesTheSameSimulatedTime) {
   }
 }
 
+TEST(TimingOnly, TheLargestControlRingStillCarriesMessages) {
+  // The ring of one channel is one registered allocation; timing-only mode
+  // must still give it bytes at the largest ring size the loader accepts.
+  Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");
+  scenario.tf_verbs.control_ring_size = 4096;
+  SimulationOptions timing;
+  timing.timing_only = true;
+  NullTraceSink trace;
+  SimulationReport report = run_simulation(scenario, timing, trace);
+  EXPECT_TRUE(report.passed()) << joined(report.problems);
+  EXPECT_TRUE(report.workload.finished);
+}
+
+TEST(WorkloadDriver, AFailedSendEndsItsPhaseWithoutTouchingTheNextOne) {
+  // Step 1's only Send fails at once (its 9 GiB source does not fit payload
+  // mode), which ends step 1 before its Recv's timer fires. That late timer
+  // must not post a Recv for step 2's transfer of the same index.
+  Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");
+  TensorTransfer big;
+  big.name = "too_big";
+  big.src = 0;
+  big.dst = 1;
+  big.dtype = DataType::kFloat32;
+  big.shape = TensorShape{{9, 256, 1024, 1024}};  // 9 GiB
+  big.recv_offset_ns = 50'000;
+  TensorTransfer small = big;
+  small.name = "small";
+  small.shape = TensorShape{{1024}};
+  small.recv_offset_ns = 0;
+  scenario.workload.kind = "tensors";
+  scenario.workload.steps = {WorkloadStep{1, {WorkloadPhase{"tensors", 0, {big}}}},
+                             WorkloadStep{2, {WorkloadPhase{"tensors", 100'000, {small}}}}};
+  NullTraceSink trace;
+  SimulationReport report = run_simulation(scenario, {}, trace);
+  ASSERT_TRUE(report.workload.finished);
+  ASSERT_EQ(report.workload.steps.size(), 2u);
+  ASSERT_EQ(report.workload.steps[0].transfers.size(), 1u);
+  EXPECT_EQ(report.workload.steps[0].transfers[0].status.code(), StatusCode::kOutOfMemory);
+  ASSERT_EQ(report.workload.steps[1].transfers.size(), 1u);
+  EXPECT_TRUE(report.workload.steps[1].transfers[0].status.is_ok())
+      << report.workload.steps[1].transfers[0].status.to_string();
+  EXPECT_TRUE(report.workload.steps[1].transfers[0].verified);
+  EXPECT_EQ(report.workload.recvs_completed_twice, 0u);
+  EXPECT_EQ(report.workload.recvs_failed, 1u);
+}
+
 TEST(SteadyState, EachTensorCostsOneControlMessageAndOneWrite) {
   Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");
   // Run once with N steps and once with N+1 steps: the extra steady-state step

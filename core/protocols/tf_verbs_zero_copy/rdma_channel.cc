@@ -30,10 +30,12 @@ Status RdmaChannel::start() {
   return Status::ok();
 }
 
-void RdmaChannel::mark_broken(Status why) {
-  if (broken() || why.is_ok()) return;
+std::vector<SendWorkRequest> RdmaChannel::mark_broken(Status why) {
+  if (broken() || why.is_ok()) return {};
   failure_ = std::move(why);
+  std::vector<SendWorkRequest> unposted(pending_.begin(), pending_.end());
   pending_.clear();
+  return unposted;
 }
 
 std::span<const std::byte> RdmaChannel::ring_bytes(uint64_t slot, uint32_t byte_len) {
@@ -55,7 +57,7 @@ Status RdmaChannel::repost(uint64_t slot) {
 
 Status RdmaChannel::add_message_chunk() {
   auto chunk = memory_mgr_.allocate_registered(
-      MemoryKind::kHostPinned, 0, slot_bytes_ * kMessageSlotsPerChunk, Access::kLocalWrite);
+      MemoryKind::kHostPinned, 0, slot_bytes_ * kMessageSlotsPerChunk, Access::kNone);  // send-only
   if (!chunk.is_ok()) return chunk.status();
   uint64_t first = chunks_.size() * kMessageSlotsPerChunk;
   chunks_.push_back(*chunk);

@@ -42,10 +42,13 @@ class RdmaChannel {
   RankId peer() const { return peer_; }
   QpHandle qp() const { return qp_; }
 
-  // A broken channel accepts no more work; `failure` says why.
+  // A broken channel accepts no more work; `failure` says why. Marking it
+  // broken hands back the work requests still queued behind a full send
+  // queue: the NIC never saw them, so no completion (not even a flush) will
+  // come for them and the caller must settle their owners itself.
   bool broken() const { return !failure_.is_ok(); }
   const Status& failure() const { return failure_; }
-  void mark_broken(Status why);
+  std::vector<SendWorkRequest> mark_broken(Status why);
 
   // --- control ring ---
   uint32_t ring_size() const { return ring_size_; }

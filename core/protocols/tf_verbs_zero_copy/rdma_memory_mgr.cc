@@ -62,7 +62,8 @@ Result<MemoryRegion> RdmaMemoryMgr::register_source(const Buffer& buffer) {
     stale.push_back(it->first);
   }
   for (uint64_t start : stale) deregister_region(start);
-  return register_region(buffer, Access::kLocalWrite, RegionOwner::kSource);
+  // The NIC only reads a source: no rights beyond the implicit local read.
+  return register_region(buffer, Access::kNone, RegionOwner::kSource);
 }
 
 uint64_t RdmaMemoryMgr::size_class(uint64_t bytes) {
@@ -170,8 +171,16 @@ Result<MemoryRegion> RdmaMemoryMgr::register_region(const Buffer& buffer, Access
                                                    RegionOwner owner) {
   Result<MemoryRegion> region = nic_.register_memory(buffer, access);
   if (!region.is_ok()) return region.status();
+  auto [it, inserted] = regions_.try_emplace(region->addr, RegionEntry{*region, owner});
+  if (!inserted) {
+    // Two regions starting at one address: keeping both in the map would lose
+    // one registration for good, so refuse the new one.
+    Status st = nic_.deregister_memory(*region);
+    (void)st;
+    return Status(StatusCode::kInternal, "a registered region already starts at address " +
+                                             std::to_string(region->addr));
+  }
   ++registrations_;
-  regions_[region->addr] = RegionEntry{*region, owner};
   return region;
 }
 

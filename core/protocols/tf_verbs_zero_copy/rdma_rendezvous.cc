@@ -64,10 +64,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
 
   Status start() {
     if (started_) return {StatusCode::kInvalidArgument, "start() called twice"};
-    auto zero = mgr_.allocate_registered(MemoryKind::kHostPinned, 0, 0, Access::kLocalWrite);
+    auto zero = mgr_.allocate_registered(MemoryKind::kHostPinned, 0, 0, Access::kNone);
     if (!zero.is_ok()) return zero.status();
     zero_source_ = *zero;
-    started_ = true;
     std::shared_ptr<bool> alive = alive_;
     env_.nic.set_completion_handler([this, alive](const Completion& c) {
       if (*alive) on_completion(c);
@@ -82,6 +81,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       }
       channels_.emplace(peer, std::move(channel));
     }
+    // Only now: a start() that failed half-way leaves send/recv refusing work
+    // instead of finding some peers without a channel.
+    started_ = true;
     return Status::ok();
   }
 
@@ -152,6 +154,12 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       return;
     }
     RdmaChannel* ch = channel(src);
+    if (ch == nullptr) {
+      fail_later(std::move(done), Status(StatusCode::kInvalidArgument,
+                                         "recv of '" + n + "': no channel to rank " +
+                                             std::to_string(src)));
+      return;
+    }
     if (ch->broken()) {
       fail_later(std::move(done), ch->failure());
       return;
@@ -508,7 +516,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
         after_response(id);
       }
     }
-    ch.mark_broken(why);
+    const std::vector<SendWorkRequest> unposted = ch.mark_broken(why);
     ++stats_.channel_failures;
     env_.trace.instant(track_, "channel failed", env_.clock.now_ns(),
                        "rank " + std::to_string(ch.peer()) + ": " + why.to_string());
@@ -531,6 +539,16 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       if (it == responses_.end()) continue;
       it->second->Fail(why);
       after_response(id);
+    }
+    // Work the NIC never saw gets no flush completion from it: settle it as
+    // flushed here, so a response waiting on its write is destroyed.
+    for (const SendWorkRequest& wr : unposted) {
+      Completion flushed;
+      flushed.wr_id = wr.wr_id;
+      flushed.qp = ch.qp();
+      flushed.peer = ch.peer();
+      flushed.status = CompletionStatus::kWorkRequestFlushed;
+      on_completion(flushed);
     }
   }
 

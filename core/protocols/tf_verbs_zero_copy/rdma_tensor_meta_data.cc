@@ -45,6 +45,17 @@ Status RdmaTensorMetaData::validate(uint64_t max_bytes) const {
     return {StatusCode::kMalformedMessage, "proto size " + std::to_string(proto_size) +
                                                " exceeds " + std::to_string(max_bytes)};
   }
+  if (!is_dead && data_type == DataType::kString) {
+    // A serialization holds a count and one length per element, so the
+    // element count is bounded by proto_size: a peer cannot make the receiver
+    // build billions of strings from a small message.
+    const uint64_t framing = 8;
+    if (proto_size < framing || *n > (proto_size - framing) / 8) {
+      return {StatusCode::kMalformedMessage,
+              "string tensor of " + std::to_string(*n) + " elements cannot fit in proto size " +
+                  std::to_string(proto_size)};
+    }
+  }
   return Status::ok();
 }
 

@@ -12,6 +12,11 @@
 
 namespace tensorwire::tf_verbs {
 
+// The design moves a tensor's content in one RDMA write, and a verbs message
+// (and a completion's byte_len) is at most 2^31 bytes: the largest tensor, or
+// string serialization, this protocol carries.
+inline constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 31;
+
 struct RdmaTensorMetaData {
   DataType data_type = DataType::kFloat32;
   TensorShape tensor_shape;

@@ -10,7 +10,6 @@ namespace {
 
 // Meta-data from a peer asking for more than this is treated as malformed
 // rather than attempted (an allocation of that size is a bug or an attack).
-constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
 
 constexpr Access kDestinationAccess = Access::kLocalWrite | Access::kRemoteWrite;
 
@@ -171,6 +170,8 @@ void RdmaTensorRequest::Start() {
 void RdmaTensorRequest::RecvTensorMetaData(const wire::RdmaMessage& message) {
   if (state_ == State::kWithdrawn) return;  // the peer will answer the withdrawal
   if (state_ != State::kRequested) {
+    // Also a second update after our re-request: the sender may already be
+    // writing into the destination we told it about, so we cannot move it.
     ++env_.stats().protocol_errors;
     return;
   }
@@ -207,6 +208,7 @@ void RdmaTensorRequest::RecvTensorMetaData(const wire::RdmaMessage& message) {
     return;
   }
   ++env_.stats().re_requests_sent;
+  state_ = State::kReRequested;
 }
 
 void RdmaTensorRequest::RecvTensorContent(uint32_t byte_len) {
@@ -214,7 +216,7 @@ void RdmaTensorRequest::RecvTensorContent(uint32_t byte_len) {
     finish(/*discard=*/false);  // the write that was in flight landed; nothing more will
     return;
   }
-  if (state_ != State::kRequested || !allocated_meta_) {
+  if ((state_ != State::kRequested && state_ != State::kReRequested) || !allocated_meta_) {
     ++env_.stats().protocol_errors;
     return;
   }
@@ -318,7 +320,7 @@ void RdmaTensorRequest::RecvErrorStatus(const Status& error) {
     finish(/*discard=*/false);
     return;
   }
-  if (state_ != State::kRequested) {
+  if (state_ != State::kRequested && state_ != State::kReRequested) {
     ++env_.stats().protocol_errors;
     return;
   }
@@ -335,6 +337,7 @@ void RdmaTensorRequest::Abort(Status why) {
       finish(false);
       return;
     case State::kRequested:
+    case State::kReRequested:
       fail_and_withdraw(std::move(why));
       return;
     case State::kCopying:

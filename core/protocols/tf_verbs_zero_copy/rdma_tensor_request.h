@@ -72,7 +72,8 @@ class RdmaTensorRequest {
  private:
   enum class State : uint8_t {
     kIdle,
-    kRequested,   // TENSOR_REQUEST or RE_REQUEST sent, waiting for the peer
+    kRequested,   // TENSOR_REQUEST sent, waiting for the content or a META_DATA_UPDATE
+    kReRequested, // TENSOR_RE_REQUEST sent: only the content (or an error) may follow
     kCopying,     // content landed in the host proxy, proxy -> GPU copy running
     kWithdrawn,   // done delivered, waiting for the peer to confirm
     kFinished,

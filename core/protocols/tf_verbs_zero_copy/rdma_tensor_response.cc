@@ -18,8 +18,9 @@ RdmaTensorMetaData meta_of(const wire::RdmaMessage& m) {
   return meta;
 }
 
-// Clones, staging and proto buffers are only read by the NIC: local rights.
-constexpr Access kSourceAccess = Access::kLocalWrite;
+// Clones, staging and proto buffers are only read by the NIC (the CPU or the
+// copy engine fills them), and local read needs no right at all.
+constexpr Access kSourceAccess = Access::kNone;
 
 }  // namespace
 
@@ -75,6 +76,11 @@ Status RdmaTensorResponse::prepare_content(bool direct) {
   uint64_t bytes = meta_.byte_size();
   RdmaMemoryMgr& mgr = env_.memory_mgr();
   RankEnv& env = env_.env();
+  if (bytes > kMaxTensorBytes) {
+    return {StatusCode::kInvalidArgument,
+            "tensor of " + std::to_string(bytes) + " bytes exceeds the " +
+                std::to_string(kMaxTensorBytes) + " bytes one RDMA write carries"};
+  }
   if (bytes == 0) {
     // Dead and empty tensors: the 0-byte write-with-imm is the whole answer.
     const RegisteredBuffer& zero = env_.zero_source();
