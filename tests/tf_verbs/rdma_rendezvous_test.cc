@@ -309,6 +309,69 @@ TEST(RdmaRendezvousTest, UnknownTensorOfAbortedStepGetsErrorStatusNamingTheTenso
   EXPECT_EQ(c.rdv(0).pending_responses(), 0u);
 }
 
+// Takes every byte of simulated host address space a rank has left (timing-only
+// mode holds no bytes, so this costs nothing), largest pieces first.
+std::vector<Buffer> exhaust_host_memory(MemorySpace& memory) {
+  std::vector<Buffer> hog;
+  for (uint64_t bytes = 1ull << 42; bytes >= 256; bytes /= 2) {
+    while (true) {
+      Result<Buffer> b = memory.allocate(MemoryKind::kHostPinned, 0, bytes);
+      if (!b.is_ok()) break;
+      hog.push_back(*b);
+    }
+  }
+  EXPECT_FALSE(memory.allocate(MemoryKind::kHostPinned, 0, 1).is_ok());
+  return hog;
+}
+
+TEST(RdmaRendezvousTest, SenderAllocationFailureAnswersWithErrorStatus) {
+  // Rank 0 holds the tensor on a GPU without GPUDirect, so serving it needs a
+  // host staging buffer. With rank 0's host memory used up, that allocation
+  // fails: rank 0 answers ERROR_STATUS and rank 1's Recv fails with the
+  // reason, instead of waiting forever as the original implementation did.
+  SimCluster c(two_nodes_with_gpus(/*gpu_direct=*/false), {}, /*payload=*/false);
+  Tensor on_gpu = c.make_tensor(0, MemoryKind::kDeviceNoGpuDirect, 0, DataType::kFloat32,
+                                {{1024}}, 9);
+  MemorySpace& host0 = c.env(0).memory;
+  std::vector<Buffer> hog = exhaust_host_memory(host0);
+  RecvRecord rec;
+  c.recv(1, 0, "weights", 1, kHost, rec);
+  ASSERT_TRUE(c.rdv(0).send("weights", 1, on_gpu).is_ok());
+  c.sim().run();
+  ASSERT_EQ(rec.calls, 1);
+  EXPECT_EQ(rec.status.code(), StatusCode::kOutOfMemory) << rec.status.to_string();
+  EXPECT_NE(rec.status.message().find("weights"), std::string::npos) << rec.status.message();
+  EXPECT_EQ(c.rdv(0).stats().error_statuses_sent, 1u);
+  EXPECT_EQ(c.rdv(0).pending_responses(), 0u);
+  EXPECT_EQ(c.rdv(1).outstanding_requests(), 0u);
+  for (const Buffer& b : hog) host0.free(b);
+}
+
+TEST(RdmaRendezvousTest, ControlMessagesWaitForASlotWhenNoMemoryIsLeftForMore) {
+  // 40 requests parked at rank 0, then the step is aborted: rank 0 owes 40
+  // ERROR_STATUS messages at once, more than its first chunk of message slots
+  // holds, and it has no memory left for a second chunk. The rest must wait
+  // for slots to come back, and every Recv must still fail, exactly once.
+  SimCluster c({}, {}, /*payload=*/false);
+  constexpr int kRequests = 40;
+  std::vector<RecvRecord> recs(kRequests);
+  for (int i = 0; i < kRequests; ++i) c.recv(1, 0, "t" + std::to_string(i), 7, kHost, recs[i]);
+  c.sim().run();
+  ASSERT_EQ(c.rdv(0).pending_responses(), static_cast<uint64_t>(kRequests));
+  MemorySpace& host0 = c.env(0).memory;
+  std::vector<Buffer> hog = exhaust_host_memory(host0);
+  c.rdv(0).abort_step(7, Status(StatusCode::kAborted, "worker failed"));
+  c.sim().run();
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_EQ(recs[i].calls, 1) << i;
+    EXPECT_EQ(recs[i].status.code(), StatusCode::kAborted) << recs[i].status.to_string();
+  }
+  EXPECT_EQ(c.rdv(0).stats().error_statuses_sent, static_cast<uint64_t>(kRequests));
+  EXPECT_EQ(c.rdv(0).pending_responses(), 0u);
+  EXPECT_EQ(c.rdv(1).outstanding_requests(), 0u);
+  for (const Buffer& b : hog) host0.free(b);
+}
+
 TEST(RdmaRendezvousTest, RecvTimeoutFailsTheRequestAndCleansUpBothSides) {
   TfVerbsOptions options;
   options.request_timeout_ns = 1'000'000;

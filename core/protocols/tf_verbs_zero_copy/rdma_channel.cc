@@ -27,7 +27,9 @@ Status RdmaChannel::start() {
     Status st = repost(slot);
     if (!st.is_ok()) return st;
   }
-  return Status::ok();
+  // Message buffers up front: a channel that could start can always send,
+  // even when its rank later runs out of memory.
+  return add_message_chunk();
 }
 
 std::vector<SendWorkRequest> RdmaChannel::mark_broken(Status why) {
@@ -35,6 +37,7 @@ std::vector<SendWorkRequest> RdmaChannel::mark_broken(Status why) {
   failure_ = std::move(why);
   std::vector<SendWorkRequest> unposted(pending_.begin(), pending_.end());
   pending_.clear();
+  backlog_.clear();  // never encoded, so nothing of ours to settle
   return unposted;
 }
 
@@ -68,10 +71,21 @@ Status RdmaChannel::add_message_chunk() {
 
 Status RdmaChannel::send_message(const wire::RdmaMessage& message) {
   if (broken()) return failure_;
-  if (free_slots_.empty()) {
-    Status st = add_message_chunk();
-    if (!st.is_ok()) return st;
+  if (wire::encoded_size(message) > slot_bytes_) {
+    return {StatusCode::kInvalidArgument, "control message too large"};
   }
+  if (!backlog_.empty()) {  // keep the order: behind those already waiting
+    backlog_.push_back(message);
+    return Status::ok();
+  }
+  if (free_slots_.empty() && !add_message_chunk().is_ok()) {
+    backlog_.push_back(message);  // a slot comes back with the next send completion
+    return Status::ok();
+  }
+  return post_in_free_slot(message);
+}
+
+Status RdmaChannel::post_in_free_slot(const wire::RdmaMessage& message) {
   uint64_t slot = free_slots_.back();
   const RegisteredBuffer& chunk = chunks_[slot / kMessageSlotsPerChunk];
   uint64_t offset = (slot % kMessageSlotsPerChunk) * slot_bytes_;
@@ -95,10 +109,16 @@ Status RdmaChannel::send_message(const wire::RdmaMessage& message) {
   return st;
 }
 
-void RdmaChannel::message_sent(uint64_t slot) {
-  if (slot >= message_slots_total()) return;
-  if (std::find(free_slots_.begin(), free_slots_.end(), slot) != free_slots_.end()) return;
+Status RdmaChannel::message_sent(uint64_t slot) {
+  if (slot >= message_slots_total()) return Status::ok();
+  if (std::find(free_slots_.begin(), free_slots_.end(), slot) != free_slots_.end()) {
+    return Status::ok();
+  }
   free_slots_.push_back(slot);
+  if (backlog_.empty() || broken()) return Status::ok();
+  wire::RdmaMessage next = std::move(backlog_.front());
+  backlog_.pop_front();
+  return post_in_free_slot(next);
 }
 
 Status RdmaChannel::post(const SendWorkRequest& wr) {

@@ -59,9 +59,14 @@ class RdmaChannel {
 
   // --- outgoing ---
   // Encodes `message` into a free message slot and posts (or queues) its send.
+  // With every slot busy and no memory for more, the message waits in a
+  // backlog for a slot to come back: a control message (an ERROR_STATUS
+  // above all) is never dropped for lack of buffers while the channel works.
   Status send_message(const wire::RdmaMessage& message);
-  // The send of message slot `slot` completed (any status): the slot is free.
-  void message_sent(uint64_t slot);
+  // The send of message slot `slot` completed (any status): the slot is free,
+  // and the oldest waiting message goes out in it.
+  Status message_sent(uint64_t slot);
+  size_t messages_waiting() const { return backlog_.size(); }
   // Posts `wr` now, or queues it when the send queue is full or others wait.
   Status post(const SendWorkRequest& wr);
   // Retries queued posts; call after every send-side completion.
@@ -72,6 +77,7 @@ class RdmaChannel {
  private:
   size_t message_slots_total() const { return chunks_.size() * kMessageSlotsPerChunk; }
   Status add_message_chunk();
+  Status post_in_free_slot(const wire::RdmaMessage& message);
 
   RankId peer_;
   Nic& nic_;
@@ -85,6 +91,7 @@ class RdmaChannel {
   std::vector<RegisteredBuffer> chunks_;  // message buffers
   std::vector<uint64_t> free_slots_;
   std::deque<SendWorkRequest> pending_;
+  std::deque<wire::RdmaMessage> backlog_;  // messages waiting for a free slot
 };
 
 }  // namespace tensorwire::tf_verbs

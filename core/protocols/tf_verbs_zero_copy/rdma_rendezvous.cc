@@ -333,8 +333,12 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
         on_ring_completion(*ch, id->context, c);
         return;
       case RdmaWriteIDType::kControlMessage:
-        ch->message_sent(id->context);
-        if (c.status != CompletionStatus::kSuccess) fail_channel(*ch, transport_error(c));
+        if (c.status != CompletionStatus::kSuccess) {
+          fail_channel(*ch, transport_error(c));
+          (void)ch->message_sent(id->context);  // broken: just frees the slot
+        } else if (Status st = ch->message_sent(id->context); !st.is_ok()) {
+          fail_channel(*ch, st);
+        }
         break;
       case RdmaWriteIDType::kTensorWrite:
       case RdmaWriteIDType::kTensorProtoWrite: {
