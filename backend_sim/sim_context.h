@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,9 @@ struct SimContext {
   // Occupies rank's CPU for cost_ns starting when it is free; returns the end.
   TimeNs charge_cpu(uint32_t rank, TimeNs cost_ns, const char* what) {
     const TimeNs start = cpu_ready_ns(rank);
-    cpu_free_ns[rank] = start + cost_ns;
+    // Saturating: absurd but loadable costs must not overflow the clock.
+    constexpr TimeNs kForever = std::numeric_limits<TimeNs>::max() / 4;
+    cpu_free_ns[rank] = cost_ns > kForever - start ? kForever : start + cost_ns;
     if (tracing && cost_ns > 0) {
       trace.slice("rank " + std::to_string(rank) + "/cpu", what, start, cost_ns, "");
     }

@@ -360,6 +360,7 @@ TEST(RdmaRendezvousTest, ControlMessagesWaitForASlotWhenNoMemoryIsLeftForMore) {
   ASSERT_EQ(c.rdv(0).pending_responses(), static_cast<uint64_t>(kRequests));
   MemorySpace& host0 = c.env(0).memory;
   std::vector<Buffer> hog = exhaust_host_memory(host0);
+  const uint64_t registrations = c.rdv(0).stats().registrations;
   c.rdv(0).abort_step(7, Status(StatusCode::kAborted, "worker failed"));
   c.sim().run();
   for (int i = 0; i < kRequests; ++i) {
@@ -367,6 +368,8 @@ TEST(RdmaRendezvousTest, ControlMessagesWaitForASlotWhenNoMemoryIsLeftForMore) {
     EXPECT_EQ(recs[i].status.code(), StatusCode::kAborted) << recs[i].status.to_string();
   }
   EXPECT_EQ(c.rdv(0).stats().error_statuses_sent, static_cast<uint64_t>(kRequests));
+  // No memory came from anywhere: the 24 beyond the first chunk waited for slots.
+  EXPECT_EQ(c.rdv(0).stats().registrations, registrations);
   EXPECT_EQ(c.rdv(0).pending_responses(), 0u);
   EXPECT_EQ(c.rdv(1).outstanding_requests(), 0u);
   for (const Buffer& b : hog) host0.free(b);

@@ -71,6 +71,9 @@ Status RdmaChannel::add_message_chunk() {
 
 Status RdmaChannel::send_message(const wire::RdmaMessage& message) {
   if (broken()) return failure_;
+  // Checked now, not when a backlogged message finally gets its slot: a bad
+  // message fails its caller, never the whole channel later.
+  if (Status valid = wire::validate(message); !valid.is_ok()) return valid;
   if (wire::encoded_size(message) > slot_bytes_) {
     return {StatusCode::kInvalidArgument, "control message too large"};
   }

@@ -63,7 +63,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   }
 
   Status start() {
-    if (started_) return {StatusCode::kInvalidArgument, "start() called twice"};
+    if (start_attempted_) return {StatusCode::kInvalidArgument, "start() called twice"};
+    start_attempted_ = true;  // a failed start is not retried over half-built channels
     auto zero = mgr_.allocate_registered(MemoryKind::kHostPinned, 0, 0, Access::kNone);
     if (!zero.is_ok()) return zero.status();
     zero_source_ = *zero;
@@ -561,7 +562,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   RdmaMemoryMgr mgr_;  // first in, last out: everything below returns buffers to it
   std::string track_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  bool started_ = false;
+  bool started_ = false;          // start() succeeded: send and recv may work
+  bool start_attempted_ = false;
   mutable RendezvousStats stats_;
   RegisteredBuffer zero_source_;
   RequestIndexAllocator indices_;

@@ -8,9 +8,6 @@ namespace tensorwire::tf_verbs {
 
 namespace {
 
-// Meta-data from a peer asking for more than this is treated as malformed
-// rather than attempted (an allocation of that size is a bug or an attack).
-
 constexpr Access kDestinationAccess = Access::kLocalWrite | Access::kRemoteWrite;
 
 enum class Layout : uint8_t { kDead, kString, kDma };

@@ -47,12 +47,6 @@ void RdmaTensorResponse::Start(std::shared_ptr<SentTensor> sent) {
   // A request without destination is a first-time request: the requester has
   // no meta-data yet.
   bool direct = remote_addr_ != 0 && requested_meta_ == meta_;
-  if (meta_.byte_size() > UINT32_MAX) {
-    send_error(Status(StatusCode::kInvalidArgument,
-                      "tensor '" + name_ + "' is larger than one RDMA write (4 GiB)"));
-    Destroy();
-    return;
-  }
   Status st = prepare_content(direct);
   if (!st.is_ok()) {
     send_error(Status(st.code(), "sender cannot serve '" + name_ + "': " + st.message()));
