@@ -1,7 +1,10 @@
 #include "scenario/parameter_server_workload.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
+
+#include "scenario/scenario_limits.h"
 
 namespace tensorwire {
 
@@ -29,13 +32,18 @@ uint64_t parameter_server_transfer_count(const Model& model,
   return options.steps * 2 * options.worker_ranks.size() * model.variables.size();
 }
 
-TensorShape changed_shape(const TensorShape& model_shape, uint64_t changes_so_far) {
+TensorShape changed_shape(const TensorShape& model_shape, uint64_t changes_so_far,
+                          uint64_t max_elements) {
   if (changes_so_far % 2 == 0) return model_shape;
   TensorShape shape = model_shape;
   if (shape.dims.empty()) {
     shape.dims.push_back(1);
-  } else {
-    shape.dims[0] += 1;
+    return shape;
+  }
+  shape.dims[0] += 1;
+  const std::optional<uint64_t> grown = shape.num_elements();
+  if ((!grown || *grown > max_elements) && model_shape.dims[0] > 1) {
+    shape.dims[0] = model_shape.dims[0] - 1;
   }
   return shape;
 }
@@ -70,7 +78,9 @@ Workload make_parameter_server_workload(const Model& model, const ParameterServe
     for (size_t v = 0; v < model.variables.size(); ++v) {
       const ModelVariable& var = model.variables[v];
       const RankId ps = owner[v];
-      const TensorShape shape = changed_shape(var.shape, changes[v]);
+      const TensorShape shape = changed_shape(var.shape, changes[v],
+                                              scenario_limits::kMaxTensorBytes /
+                                                  data_type_size(var.dtype));
       for (RankId worker : options.worker_ranks) {
         const std::string suffix = "@w" + std::to_string(worker);
         TensorTransfer t;

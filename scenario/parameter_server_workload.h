@@ -54,8 +54,10 @@ std::vector<RankId> place_variables(const Model& model, const std::vector<RankId
 uint64_t parameter_server_transfer_count(const Model& model, const ParameterServerOptions& options);
 
 // The shape variable `v` has at a step, given how many listed change steps have
-// passed for it (odd = changed).
-TensorShape changed_shape(const TensorShape& model_shape, uint64_t changes_so_far);
+// passed for it (odd = changed: the first dimension grows by one, or shrinks by
+// one when growing would pass `max_elements`, the most one tensor may hold).
+TensorShape changed_shape(const TensorShape& model_shape, uint64_t changes_so_far,
+                          uint64_t max_elements = UINT64_MAX);
 
 // Builds the workload. Options must be valid (ranks in range, ps and workers
 // disjoint and non-empty, memory_of_rank covering every rank); the scenario

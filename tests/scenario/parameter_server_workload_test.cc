@@ -45,6 +45,9 @@ TEST(ChangedShape, TogglesTheFirstDimension) {
   EXPECT_EQ(changed_shape(s, 1).dims, (std::vector<int64_t>{4, 4}));
   EXPECT_EQ(changed_shape(s, 2), s);
   EXPECT_EQ(changed_shape(TensorShape{}, 1).dims, (std::vector<int64_t>{1}));
+  // A variable already at the size limit shrinks instead of growing past it.
+  EXPECT_EQ(changed_shape(s, 1, 12).dims, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(changed_shape(s, 1, 16).dims, (std::vector<int64_t>{4, 4}));
 }
 
 TEST(ParameterServerWorkload, EveryWorkerPullsAndPushesEveryVariable) {
