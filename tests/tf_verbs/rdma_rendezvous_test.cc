@@ -519,6 +519,48 @@ TEST(RdmaRendezvousTest, MalformedControlMessageClosesTheChannelWithACleanError)
   e1.memory.free(*junk);
 }
 
+TEST(RdmaRendezvousTest, AChannelClosedForAMalformedMessageStillSendsItsQueuedAnswers) {
+  // A send queue of one: of the 5 ERROR_STATUS answers rank 0 owes rank 1
+  // when it closes the channel, 4 wait in the channel's queue. The queue pair
+  // still works, so they must still go out: no Recv at rank 1 may hang.
+  sim::SimClusterConfig config;
+  config.send_queue_depth = 1;
+  SimCluster c(config);
+  constexpr int kParked = 5;
+  std::vector<RecvRecord> parked(kParked);
+  for (int i = 0; i < kParked; ++i) c.recv(1, 0, "v" + std::to_string(i), 1, kHost, parked[i]);
+  c.sim().run();
+  ASSERT_EQ(c.rdv(0).pending_responses(), static_cast<uint64_t>(kParked));
+  RankEnv e1 = c.env(1);
+  Result<Buffer> junk = e1.memory.allocate(MemoryKind::kHostPinned, 0, 64);
+  ASSERT_TRUE(junk.is_ok());
+  ASSERT_TRUE(e1.memory.write_bytes(*junk, 0, std::vector<std::byte>(64, std::byte{0xEE})).is_ok());
+  Result<MemoryRegion> mr = e1.nic.register_memory(*junk, Access::kNone);
+  ASSERT_TRUE(mr.is_ok());
+  SendWorkRequest wr;
+  wr.wr_id = 0xDEAD;
+  wr.opcode = WorkOpcode::kSend;
+  wr.local = Sge{junk->addr, 64, mr->lkey};
+  ASSERT_TRUE(e1.nic.post_send(e1.nic.queue_pair_to(0), wr).is_ok());
+  c.sim().run();
+  EXPECT_EQ(c.rdv(0).stats().channel_failures, 1u);
+  for (int i = 0; i < kParked; ++i) {
+    ASSERT_EQ(parked[i].calls, 1) << i;
+    EXPECT_EQ(parked[i].status.code(), StatusCode::kMalformedMessage)
+        << parked[i].status.to_string();
+  }
+  EXPECT_EQ(c.rdv(0).pending_responses(), 0u);
+  EXPECT_EQ(c.rdv(1).outstanding_requests(), 0u);
+  // Closed all the same: new work on it fails at once.
+  RecvRecord after;
+  c.recv(0, 1, "w", 2, kHost, after);
+  c.sim().run();
+  ASSERT_EQ(after.calls, 1);
+  EXPECT_EQ(after.status.code(), StatusCode::kMalformedMessage);
+  ASSERT_TRUE(e1.nic.deregister_memory(*mr).is_ok());
+  e1.memory.free(*junk);
+}
+
 TEST(RdmaRendezvousTest, ManyConcurrentTensorsWithATinyRingAllArrive) {
   TfVerbsOptions options;
   options.control_ring_size = 2;  // receivers-not-ready: the NIC retries

@@ -32,9 +32,18 @@ Status RdmaChannel::start() {
   return add_message_chunk();
 }
 
-std::vector<SendWorkRequest> RdmaChannel::mark_broken(Status why) {
+std::vector<SendWorkRequest> RdmaChannel::mark_broken(Status why, bool finish_outgoing) {
   if (broken() || why.is_ok()) return {};
   failure_ = std::move(why);
+  if (finish_outgoing) {
+    draining_ = true;
+    return {};
+  }
+  return stop_draining();
+}
+
+std::vector<SendWorkRequest> RdmaChannel::stop_draining() {
+  draining_ = false;
   std::vector<SendWorkRequest> unposted(pending_.begin(), pending_.end());
   pending_.clear();
   backlog_.clear();  // never encoded, so nothing of ours to settle
@@ -107,7 +116,7 @@ Status RdmaChannel::post_in_free_slot(const wire::RdmaMessage& message) {
   wr.local.addr = chunk.buffer.addr + offset;
   wr.local.length = static_cast<uint32_t>(bytes);
   wr.local.lkey = chunk.region->lkey;
-  Status st = post(wr);
+  Status st = post_or_queue(wr);
   if (!st.is_ok()) free_slots_.push_back(slot);
   return st;
 }
@@ -118,7 +127,7 @@ Status RdmaChannel::message_sent(uint64_t slot) {
     return Status::ok();
   }
   free_slots_.push_back(slot);
-  if (backlog_.empty() || broken()) return Status::ok();
+  if (backlog_.empty() || (broken() && !draining_)) return Status::ok();
   wire::RdmaMessage next = std::move(backlog_.front());
   backlog_.pop_front();
   return post_in_free_slot(next);
@@ -126,6 +135,10 @@ Status RdmaChannel::message_sent(uint64_t slot) {
 
 Status RdmaChannel::post(const SendWorkRequest& wr) {
   if (broken()) return failure_;
+  return post_or_queue(wr);
+}
+
+Status RdmaChannel::post_or_queue(const SendWorkRequest& wr) {
   if (!pending_.empty()) {
     pending_.push_back(wr);
     return Status::ok();
@@ -139,7 +152,7 @@ Status RdmaChannel::post(const SendWorkRequest& wr) {
 }
 
 Status RdmaChannel::drain_pending() {
-  while (!pending_.empty() && !broken()) {
+  while (!pending_.empty() && (!broken() || draining_)) {
     Status st = nic_.post_send(qp_, pending_.front());
     if (st.code() == StatusCode::kNoResource) return Status::ok();
     if (!st.is_ok()) return st;

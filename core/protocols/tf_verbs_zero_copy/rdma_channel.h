@@ -46,9 +46,15 @@ class RdmaChannel {
   // broken hands back the work requests still queued behind a full send
   // queue: the NIC never saw them, so no completion (not even a flush) will
   // come for them and the caller must settle their owners itself.
+  //
+  // With `finish_outgoing` (we close it, the queue pair still works) the
+  // channel refuses new work but still sends what is queued, ERROR_STATUS
+  // answers above all; stop_draining() ends that if the queue pair fails too.
   bool broken() const { return !failure_.is_ok(); }
   const Status& failure() const { return failure_; }
-  std::vector<SendWorkRequest> mark_broken(Status why);
+  std::vector<SendWorkRequest> mark_broken(Status why, bool finish_outgoing = false);
+  bool draining() const { return draining_; }
+  std::vector<SendWorkRequest> stop_draining();
 
   // --- control ring ---
   uint32_t ring_size() const { return ring_size_; }
@@ -78,6 +84,7 @@ class RdmaChannel {
   size_t message_slots_total() const { return chunks_.size() * kMessageSlotsPerChunk; }
   Status add_message_chunk();
   Status post_in_free_slot(const wire::RdmaMessage& message);
+  Status post_or_queue(const SendWorkRequest& wr);
 
   RankId peer_;
   Nic& nic_;
@@ -92,6 +99,7 @@ class RdmaChannel {
   std::vector<uint64_t> free_slots_;
   std::deque<SendWorkRequest> pending_;
   std::deque<wire::RdmaMessage> backlog_;  // messages waiting for a free slot
+  bool draining_ = false;                  // broken, but still sending what is queued
 };
 
 }  // namespace tensorwire::tf_verbs

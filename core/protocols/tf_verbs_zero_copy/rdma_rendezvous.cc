@@ -357,7 +357,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
         break;
       }
     }
-    if (!ch->broken()) {
+    if (!ch->broken() || ch->draining()) {
       Status st = ch->drain_pending();
       if (!st.is_ok()) fail_channel(*ch, st);
     }
@@ -506,8 +506,14 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   }
 
   void fail_channel(RdmaChannel& ch, Status why) {
-    if (ch.broken()) return;
-    if (why.code() == StatusCode::kMalformedMessage) {
+    if (ch.broken()) {
+      // Closed by us and still sending its last answers, the queue pair now
+      // failed as well: what it had not sent never will be.
+      if (ch.draining()) settle_unposted(ch, ch.stop_draining());
+      return;
+    }
+    const bool queue_pair_works = why.code() == StatusCode::kMalformedMessage;
+    if (queue_pair_works) {
       // Closed by us, the queue pair still works: tell the peer about the
       // requests of its we know of, so they fail now rather than hang.
       std::vector<uint64_t> answerable;
@@ -521,7 +527,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
         after_response(id);
       }
     }
-    const std::vector<SendWorkRequest> unposted = ch.mark_broken(why);
+    const std::vector<SendWorkRequest> unposted = ch.mark_broken(why, queue_pair_works);
     ++stats_.channel_failures;
     env_.trace.instant(track_, "channel failed", env_.clock.now_ns(),
                        "rank " + std::to_string(ch.peer()) + ": " + why.to_string());
@@ -545,8 +551,12 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       it->second->Fail(why);
       after_response(id);
     }
-    // Work the NIC never saw gets no flush completion from it: settle it as
-    // flushed here, so a response waiting on its write is destroyed.
+    settle_unposted(ch, unposted);
+  }
+
+  // Work the NIC never saw gets no flush completion from it: settle it as
+  // flushed here, so a response waiting on its write is destroyed.
+  void settle_unposted(RdmaChannel& ch, const std::vector<SendWorkRequest>& unposted) {
     for (const SendWorkRequest& wr : unposted) {
       Completion flushed;
       flushed.wr_id = wr.wr_id;
