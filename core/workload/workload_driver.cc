@@ -144,14 +144,18 @@ class WorkloadDriver::Impl {
     const TensorTransfer& t = phase().transfers[i];
     uint64_t key = content_key(seed_, step().step_id, t.name);
     Tensor tensor = make_source(t, key);
+    Status st;
     if (!t.is_dead && is_dma_able(t.dtype) && tensor.buffer.length != tensor.total_bytes()) {
-      fail_transfer(i, Status(StatusCode::kOutOfMemory,
-                              "cannot allocate source tensor '" + t.name + "' on rank " +
-                                  std::to_string(t.src)));
-      return;
+      st = Status(StatusCode::kOutOfMemory, "cannot allocate source tensor '" + t.name +
+                                                "' on rank " + std::to_string(t.src));
+    } else {
+      st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor));
     }
-    Status st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor));
-    if (!st.is_ok()) fail_transfer(i, st);
+    if (st.is_ok()) return;
+    // The Recv (posted already or still to come) learns of the failure
+    // through ERROR_STATUS and completes the transfer with it.
+    Status told = rdv_[t.src]->fail_send(t.name, step().step_id, st);
+    if (!told.is_ok()) fail_transfer(i, st);
   }
 
   void do_recv(size_t i) {

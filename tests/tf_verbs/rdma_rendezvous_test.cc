@@ -375,6 +375,34 @@ TEST(RdmaRendezvousTest, ControlMessagesWaitForASlotWhenNoMemoryIsLeftForMore) {
   for (const Buffer& b : hog) host0.free(b);
 }
 
+TEST(RdmaRendezvousTest, FailSendAnswersTheRecvBeforeOrAfterItArrives) {
+  SimCluster c;
+  const Status why(StatusCode::kOutOfMemory, "no memory for the source");
+  // Recv first: its request is parked at rank 0 when the Send fails.
+  RecvRecord early;
+  c.recv(1, 0, "a", 1, kHost, early);
+  c.sim().run();
+  ASSERT_EQ(c.rdv(0).pending_responses(), 1u);
+  ASSERT_TRUE(c.rdv(0).fail_send("a", 1, why).is_ok());
+  // Send fails first: the request that comes later is answered at once.
+  ASSERT_TRUE(c.rdv(0).fail_send("b", 1, why).is_ok());
+  RecvRecord late;
+  c.recv(1, 0, "b", 1, kHost, late);
+  c.sim().run();
+  for (const RecvRecord* r : {&early, &late}) {
+    ASSERT_EQ(r->calls, 1);
+    EXPECT_EQ(r->status.code(), StatusCode::kOutOfMemory) << r->status.to_string();
+    EXPECT_NE(r->status.message().find("no memory for the source"), std::string::npos)
+        << r->status.message();
+  }
+  EXPECT_EQ(c.rdv(0).pending_responses(), 0u);
+  EXPECT_EQ(c.rdv(1).outstanding_requests(), 0u);
+  // A tensor already sent cannot be failed afterwards.
+  Tensor t = c.make_tensor(0, MemoryKind::kHostPinned, 0, DataType::kFloat32, {{4}}, 1);
+  ASSERT_TRUE(c.rdv(0).send("c", 1, t).is_ok());
+  EXPECT_EQ(c.rdv(0).fail_send("c", 1, why).code(), StatusCode::kInvalidArgument);
+}
+
 TEST(RdmaRendezvousTest, RecvTimeoutFailsTheRequestAndCleansUpBothSides) {
   TfVerbsOptions options;
   options.request_timeout_ns = 1'000'000;

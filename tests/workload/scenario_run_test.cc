@@ -196,6 +196,41 @@ TEST(WorkloadDriver, AFailedSendEndsItsPhaseWithoutTouchingTheNextOne) {
   EXPECT_EQ(report.workload.recvs_failed, 1u);
 }
 
+TEST(WorkloadDriver, AFailedSendAfterItsRecvFailsThatRecvWithTheReason) {
+  // Recv first, then the Send fails locally (no memory for its 9 GiB source in
+  // payload mode). The request parked at the sender is answered with
+  // ERROR_STATUS carrying the reason; nothing is left outstanding.
+  Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");
+  TensorTransfer big;
+  big.name = "too_big";
+  big.src = 0;
+  big.dst = 1;
+  big.dtype = DataType::kFloat32;
+  big.shape = TensorShape{{9, 256, 1024, 1024}};  // 9 GiB
+  big.send_offset_ns = 50'000;
+  TensorTransfer small = big;
+  small.name = "small";
+  small.shape = TensorShape{{1024}};
+  small.send_offset_ns = 0;
+  scenario.workload.kind = "tensors";
+  scenario.workload.steps = {WorkloadStep{1, {WorkloadPhase{"tensors", 0, {big, small}}}},
+                             WorkloadStep{2, {WorkloadPhase{"tensors", 0, {small}}}}};
+  NullTraceSink trace;
+  SimulationReport report = run_simulation(scenario, {}, trace);
+  ASSERT_TRUE(report.workload.finished) << joined(report.problems);
+  const TransferResult& failed = report.workload.steps[0].transfers[0];
+  EXPECT_EQ(failed.status.code(), StatusCode::kOutOfMemory) << failed.status.to_string();
+  EXPECT_NE(failed.status.message().find("too_big"), std::string::npos) << failed.status.message();
+  EXPECT_TRUE(report.workload.steps[0].transfers[1].verified);
+  EXPECT_TRUE(report.workload.steps[1].transfers[0].verified);
+  EXPECT_EQ(report.workload.recvs_completed_twice, 0u);
+  EXPECT_EQ(report.workload.recvs_failed, 1u);
+  // The only problem the run reports is the failed transfer itself.
+  for (const std::string& p : report.problems) {
+    EXPECT_EQ(p.find("pending"), std::string::npos) << p;
+  }
+}
+
 TEST(SteadyState, EachTensorCostsOneControlMessageAndOneWrite) {
   Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");
   // Run once with N steps and once with N+1 steps: the extra steady-state step

@@ -179,6 +179,32 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     after_request(*index);
   }
 
+  Status fail_send(std::string_view name, uint64_t step_id, Status why) {
+    if (why.is_ok()) why = Status(StatusCode::kInternal, "send failed");
+    TensorKey key{std::string(name), step_id};
+    if (sent_.count(key)) {
+      return {StatusCode::kInvalidArgument,
+              "fail_send of '" + key.first + "': it was already sent in step " +
+                  std::to_string(step_id)};
+    }
+    Status reason(why.code(), "send of '" + key.first + "' on rank " +
+                                  std::to_string(env_.nic.rank()) + " failed: " + why.message());
+    auto parked = parked_.find(key);
+    if (parked != parked_.end() && !parked->second.empty()) {
+      uint64_t id = parked->second.front();
+      parked->second.pop_front();
+      if (parked->second.empty()) parked_.erase(parked);
+      auto it = responses_.find(id);
+      if (it != responses_.end()) {
+        it->second->Abort(reason);
+        after_response(id);
+        return Status::ok();
+      }
+    }
+    failed_sends_.insert_or_assign(std::move(key), std::move(reason));
+    return Status::ok();
+  }
+
   void abort_step(uint64_t step_id, Status why) {
     if (why.is_ok()) why = Status(StatusCode::kAborted, "step aborted");
     aborted_steps_.insert(step_id);
@@ -202,6 +228,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       it->second->Abort(why);
       after_response(id);
     }
+    std::erase_if(failed_sends_, [step_id](const auto& kv) { return kv.first.second == step_id; });
     for (auto it = sent_.begin(); it != sent_.end();) {
       if (it->first.second == step_id) {
         it->second->status = why;
@@ -494,6 +521,12 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       after_response(id);
       return;
     }
+    if (auto failed = failed_sends_.find(key); failed != failed_sends_.end()) {
+      r.Abort(failed->second);  // the Send failed here before the request came
+      failed_sends_.erase(failed);
+      after_response(id);
+      return;
+    }
     auto sent = sent_.find(key);
     if (sent == sent_.end()) {
       parked_[key].push_back(id);  // Recv before Send: wait for the tensor
@@ -582,6 +615,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   std::map<RankId, std::unique_ptr<RdmaChannel>> channels_;
   std::map<TensorKey, std::shared_ptr<SentTensor>> sent_;     // local tag-match table
   std::map<TensorKey, std::deque<uint64_t>> parked_;          // requests before Send
+  std::map<TensorKey, Status> failed_sends_;                  // Sends that failed locally
   std::set<uint64_t> aborted_steps_;
   std::map<uint32_t, RequestEntry> requests_;
   std::map<uint64_t, std::unique_ptr<RdmaTensorResponse>> responses_;
@@ -603,6 +637,9 @@ void RdmaRendezvous::recv(RankId src, std::string_view name, uint64_t step_id, R
 }
 void RdmaRendezvous::abort_step(uint64_t step_id, Status why) {
   impl_->abort_step(step_id, std::move(why));
+}
+Status RdmaRendezvous::fail_send(std::string_view name, uint64_t step_id, Status why) {
+  return impl_->fail_send(name, step_id, std::move(why));
 }
 void RdmaRendezvous::release(const Tensor& tensor) { impl_->release(tensor); }
 std::optional<Buffer> RdmaRendezvous::destination_of(uint32_t request_index) const {

@@ -73,6 +73,12 @@ class RdmaRendezvous {
   // from peers for the step are answered with ERROR_STATUS.
   void abort_step(uint64_t step_id, Status why);
 
+  // The application could not produce (name, step_id) (its Send failed
+  // locally): the peer's Recv for it, parked here now or arriving later, is
+  // answered with ERROR_STATUS carrying `why`, instead of waiting forever.
+  // An error when the tensor was already sent.
+  Status fail_send(std::string_view name, uint64_t step_id, Status why);
+
   // Give a received tensor's memory back (it may be reused for later Recvs).
   void release(const Tensor& tensor);
 
