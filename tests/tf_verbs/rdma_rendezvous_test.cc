@@ -511,6 +511,38 @@ TEST(RdmaRendezvousTest, WritesQueuedBehindAFullSendQueueAreSettledWhenTheChanne
   }
 }
 
+// Rank `from` posts 64 bytes of garbage as a send straight at rank `to`'s
+// control ring, bypassing its rendezvous (wr_id 0xDEAD is not an RdmaWriteID,
+// so `from`'s rendezvous ignores the completion). The caller gives the buffer
+// back with release_garbage.
+struct Garbage {
+  Buffer buffer;
+  MemoryRegion region;
+};
+Garbage send_garbage(SimCluster& c, RankId from, RankId to) {
+  RankEnv env = c.env(from);
+  Result<Buffer> junk = env.memory.allocate(MemoryKind::kHostPinned, 0, 64);
+  EXPECT_TRUE(junk.is_ok());
+  if (!junk.is_ok()) return {};
+  EXPECT_TRUE(
+      env.memory.write_bytes(*junk, 0, std::vector<std::byte>(64, std::byte{0xEE})).is_ok());
+  Result<MemoryRegion> mr = env.nic.register_memory(*junk, Access::kNone);
+  EXPECT_TRUE(mr.is_ok());
+  if (!mr.is_ok()) return {*junk, {}};
+  SendWorkRequest wr;
+  wr.wr_id = 0xDEAD;
+  wr.opcode = WorkOpcode::kSend;
+  wr.local = Sge{junk->addr, 64, mr->lkey};
+  EXPECT_TRUE(env.nic.post_send(env.nic.queue_pair_to(to), wr).is_ok());
+  return {*junk, *mr};
+}
+
+void release_garbage(SimCluster& c, RankId from, const Garbage& g) {
+  RankEnv env = c.env(from);
+  EXPECT_TRUE(env.nic.deregister_memory(g.region).is_ok());
+  env.memory.free(g.buffer);
+}
+
 TEST(RdmaRendezvousTest, MalformedControlMessageClosesTheChannelWithACleanError) {
   SimCluster c;
   RecvRecord pending, other_way;
@@ -518,18 +550,7 @@ TEST(RdmaRendezvousTest, MalformedControlMessageClosesTheChannelWithACleanError)
   c.recv(1, 0, "v", 1, kHost, other_way);  // rank 1 waits on rank 0 (parked there)
   c.sim().run();
   // Rank 1's "NIC user" posts a send of garbage bytes straight at rank 0's ring.
-  RankEnv e1 = c.env(1);
-  Result<Buffer> junk = e1.memory.allocate(MemoryKind::kHostPinned, 0, 64);
-  ASSERT_TRUE(junk.is_ok());
-  std::vector<std::byte> garbage(64, std::byte{0xEE});
-  ASSERT_TRUE(e1.memory.write_bytes(*junk, 0, garbage).is_ok());
-  Result<MemoryRegion> mr = e1.nic.register_memory(*junk, Access::kNone);
-  ASSERT_TRUE(mr.is_ok());
-  SendWorkRequest wr;
-  wr.wr_id = 0xDEAD;  // not an RdmaWriteID: rank 1's rendezvous ignores its completion
-  wr.opcode = WorkOpcode::kSend;
-  wr.local = Sge{junk->addr, 64, mr->lkey};
-  ASSERT_TRUE(e1.nic.post_send(e1.nic.queue_pair_to(0), wr).is_ok());
+  const Garbage garbage = send_garbage(c, 1, 0);
   c.sim().run();
   EXPECT_EQ(c.rdv(0).stats().malformed_messages, 1u);
   EXPECT_EQ(c.rdv(0).stats().channel_failures, 1u);
@@ -543,8 +564,7 @@ TEST(RdmaRendezvousTest, MalformedControlMessageClosesTheChannelWithACleanError)
   EXPECT_EQ(c.rdv(0).pending_responses(), 0u);
   EXPECT_EQ(c.rdv(1).outstanding_requests(), 0u);
   EXPECT_GE(c.rdv(1).stats().unknown_completions, 1u);
-  ASSERT_TRUE(e1.nic.deregister_memory(*mr).is_ok());
-  e1.memory.free(*junk);
+  release_garbage(c, 1, garbage);
 }
 
 TEST(RdmaRendezvousTest, AChannelClosedForAMalformedMessageStillSendsItsQueuedAnswers) {
@@ -559,17 +579,7 @@ TEST(RdmaRendezvousTest, AChannelClosedForAMalformedMessageStillSendsItsQueuedAn
   for (int i = 0; i < kParked; ++i) c.recv(1, 0, "v" + std::to_string(i), 1, kHost, parked[i]);
   c.sim().run();
   ASSERT_EQ(c.rdv(0).pending_responses(), static_cast<uint64_t>(kParked));
-  RankEnv e1 = c.env(1);
-  Result<Buffer> junk = e1.memory.allocate(MemoryKind::kHostPinned, 0, 64);
-  ASSERT_TRUE(junk.is_ok());
-  ASSERT_TRUE(e1.memory.write_bytes(*junk, 0, std::vector<std::byte>(64, std::byte{0xEE})).is_ok());
-  Result<MemoryRegion> mr = e1.nic.register_memory(*junk, Access::kNone);
-  ASSERT_TRUE(mr.is_ok());
-  SendWorkRequest wr;
-  wr.wr_id = 0xDEAD;
-  wr.opcode = WorkOpcode::kSend;
-  wr.local = Sge{junk->addr, 64, mr->lkey};
-  ASSERT_TRUE(e1.nic.post_send(e1.nic.queue_pair_to(0), wr).is_ok());
+  const Garbage garbage = send_garbage(c, 1, 0);
   c.sim().run();
   EXPECT_EQ(c.rdv(0).stats().channel_failures, 1u);
   for (int i = 0; i < kParked; ++i) {
@@ -585,8 +595,7 @@ TEST(RdmaRendezvousTest, AChannelClosedForAMalformedMessageStillSendsItsQueuedAn
   c.sim().run();
   ASSERT_EQ(after.calls, 1);
   EXPECT_EQ(after.status.code(), StatusCode::kMalformedMessage);
-  ASSERT_TRUE(e1.nic.deregister_memory(*mr).is_ok());
-  e1.memory.free(*junk);
+  release_garbage(c, 1, garbage);
 }
 
 TEST(RdmaRendezvousTest, ManyConcurrentTensorsWithATinyRingAllArrive) {

@@ -163,22 +163,32 @@ TEST(TimingOnly, TheLargestControlRingStillCarriesMessages) {
   EXPECT_TRUE(report.workload.finished);
 }
 
+// A 9 GiB tensor whose Send fails at once in payload mode (no memory for its
+// source), and a small one that always goes through, both rank 0 -> 1.
+struct FailingAndSmall {
+  TensorTransfer too_big;
+  TensorTransfer small;
+};
+FailingAndSmall failing_and_small() {
+  FailingAndSmall t;
+  t.too_big.name = "too_big";
+  t.too_big.src = 0;
+  t.too_big.dst = 1;
+  t.too_big.dtype = DataType::kFloat32;
+  t.too_big.shape = TensorShape{{9, 256, 1024, 1024}};  // 9 GiB
+  t.small = t.too_big;
+  t.small.name = "small";
+  t.small.shape = TensorShape{{1024}};
+  return t;
+}
+
 TEST(WorkloadDriver, AFailedSendEndsItsPhaseWithoutTouchingTheNextOne) {
   // Step 1's only Send fails at once (its 9 GiB source does not fit payload
   // mode), which ends step 1 before its Recv's timer fires. That late timer
   // must not post a Recv for step 2's transfer of the same index.
   Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");
-  TensorTransfer big;
-  big.name = "too_big";
-  big.src = 0;
-  big.dst = 1;
-  big.dtype = DataType::kFloat32;
-  big.shape = TensorShape{{9, 256, 1024, 1024}};  // 9 GiB
+  auto [big, small] = failing_and_small();
   big.recv_offset_ns = 50'000;
-  TensorTransfer small = big;
-  small.name = "small";
-  small.shape = TensorShape{{1024}};
-  small.recv_offset_ns = 0;
   scenario.workload.kind = "tensors";
   scenario.workload.steps = {WorkloadStep{1, {WorkloadPhase{"tensors", 0, {big}}}},
                              WorkloadStep{2, {WorkloadPhase{"tensors", 100'000, {small}}}}};
@@ -201,17 +211,8 @@ TEST(WorkloadDriver, AFailedSendAfterItsRecvFailsThatRecvWithTheReason) {
   // payload mode). The request parked at the sender is answered with
   // ERROR_STATUS carrying the reason; nothing is left outstanding.
   Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");
-  TensorTransfer big;
-  big.name = "too_big";
-  big.src = 0;
-  big.dst = 1;
-  big.dtype = DataType::kFloat32;
-  big.shape = TensorShape{{9, 256, 1024, 1024}};  // 9 GiB
+  auto [big, small] = failing_and_small();
   big.send_offset_ns = 50'000;
-  TensorTransfer small = big;
-  small.name = "small";
-  small.shape = TensorShape{{1024}};
-  small.send_offset_ns = 0;
   scenario.workload.kind = "tensors";
   scenario.workload.steps = {WorkloadStep{1, {WorkloadPhase{"tensors", 0, {big, small}}}},
                              WorkloadStep{2, {WorkloadPhase{"tensors", 0, {small}}}}};

@@ -6,6 +6,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -118,17 +119,10 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
                                                 std::to_string(step_id)};
     }
     auto sent = std::make_shared<SentTensor>(env_.clock, alive_, std::move(tensor), std::move(done));
-    auto parked = parked_.find(key);
-    if (parked != parked_.end() && !parked->second.empty()) {
-      uint64_t id = parked->second.front();
-      parked->second.pop_front();
-      if (parked->second.empty()) parked_.erase(parked);
-      auto it = responses_.find(id);
-      if (it != responses_.end()) {
-        it->second->Start(std::move(sent));
-        after_response(id);
-        return Status::ok();
-      }
+    if (std::optional<uint64_t> id = take_parked(key)) {
+      responses_.at(*id)->Start(std::move(sent));
+      after_response(*id);
+      return Status::ok();
     }
     sent_.emplace(std::move(key), std::move(sent));
     return Status::ok();
@@ -189,20 +183,25 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     }
     Status reason(why.code(), "send of '" + key.first + "' on rank " +
                                   std::to_string(env_.nic.rank()) + " failed: " + why.message());
-    auto parked = parked_.find(key);
-    if (parked != parked_.end() && !parked->second.empty()) {
-      uint64_t id = parked->second.front();
-      parked->second.pop_front();
-      if (parked->second.empty()) parked_.erase(parked);
-      auto it = responses_.find(id);
-      if (it != responses_.end()) {
-        it->second->Abort(reason);
-        after_response(id);
-        return Status::ok();
-      }
+    if (std::optional<uint64_t> id = take_parked(key)) {
+      responses_.at(*id)->Abort(reason);
+      after_response(*id);
+      return Status::ok();
     }
     failed_sends_.insert_or_assign(std::move(key), std::move(reason));
     return Status::ok();
+  }
+
+  // Removes the oldest request parked for `key` (Recv before Send) and returns
+  // its response id; nullopt when none is parked or its response is gone.
+  std::optional<uint64_t> take_parked(const TensorKey& key) {
+    auto parked = parked_.find(key);
+    if (parked == parked_.end() || parked->second.empty()) return std::nullopt;
+    uint64_t id = parked->second.front();
+    parked->second.pop_front();
+    if (parked->second.empty()) parked_.erase(parked);
+    if (!responses_.count(id)) return std::nullopt;
+    return id;
   }
 
   void abort_step(uint64_t step_id, Status why) {
