@@ -21,6 +21,9 @@ struct SimClusterConfig {
   TimeNs nic_latency_ns = 1500;               // one-way, first byte
   double pcie_bandwidth_bytes_per_s = 12e9;
   TimeNs pcie_latency_ns = 1000;
+  // GPU<->GPU copies on one node; 0: no NVLink, such a copy runs over PCIe.
+  double nvlink_bandwidth_bytes_per_s = 0;
+  TimeNs nvlink_latency_ns = 1000;
   double host_memcpy_bandwidth_bytes_per_s = 10e9;  // CPU copies (clone, serialize)
   TimeNs registration_base_ns = 5000;               // ibv_reg_mr fixed cost
   TimeNs registration_per_page_ns = 60;             // per 4 KiB page pinned

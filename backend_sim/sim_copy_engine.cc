@@ -14,10 +14,7 @@ SimCopyEngine::SimCopyEngine(SimContext& context, SimMemorySpace& memory, uint32
 
 Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
                              uint64_t src_offset, uint64_t bytes, CopyDone done) {
-  if (!is_device(dst.kind) && !is_device(src.kind)) {
-    return {StatusCode::kInvalidArgument,
-            "copy engine: one side must be device memory (use MemorySpace::cpu_copy for host)"};
-  }
+  const bool host_to_host = !is_device(dst.kind) && !is_device(src.kind);
   for (const auto& [buffer, offset, what] :
        {std::tuple{dst, dst_offset, "dst"}, std::tuple{src, src_offset, "src"}}) {
     if (memory_.find(buffer.addr, buffer.length) == nullptr) {
@@ -29,16 +26,22 @@ Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffe
               std::string("copy engine: ") + what + " range outside its buffer"};
     }
   }
+  if (host_to_host) return submit_host_copy(dst, dst_offset, src, src_offset, bytes, std::move(done));
   const uint32_t gpu = is_device(src.kind) ? src.device : dst.device;
   if (gpu >= engine_free_ns_.size()) {
     return {StatusCode::kInvalidArgument, "copy engine: rank " + std::to_string(rank_) +
                                               " has no GPU " + std::to_string(gpu)};
   }
+  // Device to device goes over NVLink where the node has it, else over PCIe.
+  const bool nvlink = is_device(dst.kind) && is_device(src.kind) &&
+                      context_.cluster.nvlink_bandwidth_bytes_per_s > 0;
+  const double bandwidth = nvlink ? context_.cluster.nvlink_bandwidth_bytes_per_s
+                                  : context_.cluster.pcie_bandwidth_bytes_per_s;
+  const TimeNs latency = nvlink ? context_.cluster.nvlink_latency_ns : context_.cluster.pcie_latency_ns;
   const TimeNs start = std::max(context_.cpu_ready_ns(rank_), engine_free_ns_[gpu]);
-  const TimeNs busy_ns =
-      transfer_time_ns(static_cast<double>(bytes), context_.cluster.pcie_bandwidth_bytes_per_s);
+  const TimeNs busy_ns = transfer_time_ns(static_cast<double>(bytes), bandwidth);
   engine_free_ns_[gpu] = start + busy_ns;
-  const TimeNs end = start + busy_ns + context_.cluster.pcie_latency_ns;
+  const TimeNs end = start + busy_ns + latency;
   context_.stats[rank_].copy_engine_bytes += bytes;
   context_.stats[rank_].copy_engine_copies += 1;
   if (context_.tracing) {
@@ -48,6 +51,27 @@ Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffe
                                                                     : "device to host",
                          start, end - start, std::to_string(bytes) + " bytes");
   }
+  schedule_copy(end, dst, dst_offset, src, src_offset, bytes, std::move(done));
+  return {};
+}
+
+Status SimCopyEngine::submit_host_copy(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
+                                       uint64_t src_offset, uint64_t bytes, CopyDone done) {
+  // A memcpy on the rank's CPU, asynchronous like every other copy: it
+  // completes when the CPU timeline has done it.
+  const TimeNs end = context_.charge_cpu(
+      rank_,
+      transfer_time_ns(static_cast<double>(bytes), context_.cluster.host_memcpy_bandwidth_bytes_per_s),
+      "host to host copy");
+  context_.stats[rank_].cpu_copy_bytes += bytes;
+  context_.stats[rank_].cpu_copies += 1;
+  schedule_copy(end, dst, dst_offset, src, src_offset, bytes, std::move(done));
+  return {};
+}
+
+void SimCopyEngine::schedule_copy(TimeNs end, const Buffer& dst, uint64_t dst_offset,
+                                  const Buffer& src, uint64_t src_offset, uint64_t bytes,
+                                  CopyDone done) {
   context_.events.schedule_at(
       end, rank_, "copy",
       [this, dst, dst_offset, src, src_offset, bytes, done = std::move(done)] {
@@ -67,7 +91,6 @@ Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffe
         }
         done(st);
       });
-  return {};
 }
 
 }  // namespace tensorwire::sim

@@ -30,7 +30,8 @@ void validate(const SimClusterConfig& c) {
       !(c.host_memcpy_bandwidth_bytes_per_s > 0)) {
     fail("bandwidths must be positive");
   }
-  if (c.nic_latency_ns < 0 || c.pcie_latency_ns < 0 || c.registration_base_ns < 0 ||
+  if (c.nvlink_bandwidth_bytes_per_s < 0) fail("nvlink_bandwidth must not be negative");
+  if (c.nic_latency_ns < 0 || c.pcie_latency_ns < 0 || c.nvlink_latency_ns < 0 || c.registration_base_ns < 0 ||
       c.registration_per_page_ns < 0 || c.rnr_delay_ns < 0) {
     fail("latencies and costs must not be negative");
   }

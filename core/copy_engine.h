@@ -15,8 +15,9 @@ using CopyDone = std::function<void(Status)>;
 class CopyEngine {
  public:
   virtual ~CopyEngine() = default;
-  // Copy `bytes` from src+src_offset to dst+dst_offset; any pair of kinds where
-  // at least one side is device memory. `done` runs on the rank's progress loop.
+  // Copy `bytes` from src+src_offset to dst+dst_offset; any pair of kinds
+  // (host to host too, as cudaMemcpyAsync allows: a collective's local stage
+  // may copy between host buffers). `done` runs on the rank's progress loop.
   // A non-ok return means nothing was submitted and `done` will not run.
   virtual Status submit(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
                         uint64_t src_offset, uint64_t bytes, CopyDone done) = 0;

@@ -7,7 +7,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <optional>
+
 #include "backend_sim/sim_config.h"
+#include "core/collectives/broadcast_workload.h"
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_options.h"
 #include "core/workload/workload.h"
 
@@ -22,7 +25,9 @@ struct Scenario {
   sim::SimClusterConfig cluster;
   std::string protocol = "tf_verbs_zero_copy";
   tf_verbs::TfVerbsOptions tf_verbs;
-  Workload workload;
+  Workload workload;  // kind "tensors" / "parameter_server"
+  // kind "broadcast" (protocol "realm_collective_broadcast"); `workload` is then empty.
+  std::optional<collectives::BroadcastWorkload> broadcast;
 };
 
 // Thrown by the loader; what() is "file:line:column: key: what is wrong".

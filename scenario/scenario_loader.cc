@@ -8,6 +8,7 @@
 #include "scenario/scenario_limits.h"
 #include "scenario/text_file.h"
 #include "scenario/toml_table_reader.h"
+#include "scenario/broadcast_section.h"
 #include "scenario/workload_section.h"
 
 #ifndef TENSORWIRE_SOURCE_ROOT
@@ -84,7 +85,8 @@ sim::SimClusterConfig read_cluster(const TomlTableReader& top) {
   if (table == nullptr) return c;
   TomlTableReader r(*table, "cluster", top.file(),
                     {"nodes", "gpus_per_node", "gpu_direct", "nic_bandwidth", "nic_latency",
-                     "pcie_bandwidth", "pcie_latency", "host_memcpy_bandwidth", "registration_base",
+                     "pcie_bandwidth", "pcie_latency", "nvlink_bandwidth", "nvlink_latency",
+                     "host_memcpy_bandwidth", "registration_base",
                      "registration_per_page", "send_queue_depth", "rnr_delay", "rnr_retry_count"});
   c.nodes = static_cast<uint32_t>(
       r.integer("nodes", limits::kMinNodes, limits::kMaxNodes).value_or(c.nodes));
@@ -97,6 +99,10 @@ sim::SimClusterConfig read_cluster(const TomlTableReader& top) {
       r.bandwidth("pcie_bandwidth").value_or(c.pcie_bandwidth_bytes_per_s);
   c.pcie_latency_ns =
       r.duration("pcie_latency", limits::kMaxDurationNs).value_or(c.pcie_latency_ns);
+  // No nvlink_bandwidth: GPUs of a node have no NVLink between them.
+  c.nvlink_bandwidth_bytes_per_s = r.bandwidth("nvlink_bandwidth").value_or(0);
+  c.nvlink_latency_ns =
+      r.duration("nvlink_latency", limits::kMaxDurationNs).value_or(c.nvlink_latency_ns);
   c.host_memcpy_bandwidth_bytes_per_s =
       r.bandwidth("host_memcpy_bandwidth").value_or(c.host_memcpy_bandwidth_bytes_per_s);
   c.registration_base_ns =
@@ -117,9 +123,10 @@ void read_protocol(const TomlTableReader& top, Scenario& s) {
   TomlTableReader r(*table, "protocol", top.file(),
                     {"name", "control_ring_size", "request_timeout"});
   s.protocol = r.string("name").value_or(s.protocol);
-  if (s.protocol != "tf_verbs_zero_copy") {
+  if (s.protocol != "tf_verbs_zero_copy" && s.protocol != "realm_collective_broadcast") {
     r.fail("name", "protocol '" + s.protocol +
-                       "' is not available; the one implemented is \"tf_verbs_zero_copy\"");
+                       "' is not available; use \"tf_verbs_zero_copy\" or "
+                       "\"realm_collective_broadcast\"");
   }
   s.tf_verbs.control_ring_size =
       static_cast<uint32_t>(r.integer("control_ring_size", 1, limits::kMaxControlRingSize)
@@ -150,6 +157,22 @@ Scenario load_scenario_string(std::string_view text, const std::string& source_n
   read_protocol(top, s);
   const toml::table* workload = top.sub_table("workload");
   if (workload == nullptr) top.fail_missing("workload");
+  const toml::node* kind = workload->get("kind");
+  const bool broadcast = kind != nullptr && kind->value<std::string>() == "broadcast";
+  const bool protocol_given = top.sub_table("protocol") != nullptr &&
+                              top.sub_table("protocol")->get("name") != nullptr;
+  if (broadcast) {
+    if (protocol_given && s.protocol != "realm_collective_broadcast") {
+      top.fail("protocol", "a broadcast workload runs protocol \"realm_collective_broadcast\", not '" +
+                               s.protocol + "'");
+    }
+    s.protocol = "realm_collective_broadcast";
+    s.broadcast = parse_broadcast_section(*workload, file, s.cluster, s.payload);
+    return s;
+  }
+  if (s.protocol != "tf_verbs_zero_copy") {
+    top.fail("protocol", "protocol \"" + s.protocol + "\" runs workload kind \"broadcast\"");
+  }
   s.workload = parse_workload_section(*workload, file, s.cluster, s.payload, base_dir);
   return s;
 }

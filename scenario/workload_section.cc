@@ -462,7 +462,8 @@ Workload parse_workload_section(const toml::table& table, const std::string& fil
   }
   throw_scenario_error(
       file, kind_node->source(), "workload.kind",
-      "unknown workload kind '" + kind + "' (use \"tensors\" or \"parameter_server\")");
+      "unknown workload kind '" + kind +
+          "' (use \"tensors\", \"parameter_server\" or \"broadcast\")");
 }
 
 }  // namespace tensorwire

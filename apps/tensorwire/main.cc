@@ -28,6 +28,8 @@ int tensorwire_main(int argc, char** argv) {
       "file), 3 internal error.\nRun 'tensorwire COMMAND --help' for a command's options.");
   RunArgs run_args;
   CLI::App* run = add_run_command(app, run_args);
+  PlanArgs plan_args;
+  CLI::App* plan = add_plan_command(app, plan_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -37,6 +39,7 @@ int tensorwire_main(int argc, char** argv) {
   if (run->parsed()) {
     return run_command(run_args, std::cout, std::cerr, tensorwire::report::stderr_is_terminal());
   }
+  if (plan->parsed()) return plan_command(plan_args, std::cout, std::cerr);
   std::cerr << "tensorwire: error: no command given\n" << app.help();
   return kExitBadInput;
 }

@@ -11,12 +11,14 @@
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
 #include "core/trace_sink.h"
+#include "report/broadcast_report.h"
 #include "report/chrome_trace_writer.h"
 #include "report/content_hash.h"
 #include "report/progress_bar.h"
 #include "report/results_json.h"
 #include "report/summary.h"
 #include "report/units_format.h"
+#include "runner/broadcast_run.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
 
@@ -155,18 +157,29 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
   chrome_trace.set_metadata("seed", std::to_string(seed));
   chrome_trace.set_metadata("mode", payload ? "payload" : "timing");
 
-  SimulationReport result;
-  {
-    report::ProgressBar bar(err, progress);
-    result = run_simulation(scenario, options, trace,
-                            [&bar](size_t done, size_t total) { bar.update(done, total); });
-    bar.finish();
+  std::string json_text;
+  bool passed = false;
+  if (scenario.broadcast) {
+    BroadcastReport result = run_broadcast(scenario, options, trace);
+    out << "\n" << report::broadcast_summary_text(result);
+    passed = result.passed();
+    if (json_file) json_text = report::broadcast_results_json_text(result);
+  } else {
+    SimulationReport result;
+    {
+      report::ProgressBar bar(err, progress);
+      result = run_simulation(scenario, options, trace,
+                              [&bar](size_t done, size_t total) { bar.update(done, total); });
+      bar.finish();
+    }
+    out << "\n" << report::summary_text(result);
+    passed = result.passed();
+    if (json_file) json_text = report::results_json_text(result);
   }
-  out << "\n" << report::summary_text(result);
 
-  int code = result.passed() ? kExitOk : kExitCheckFailed;
+  int code = passed ? kExitOk : kExitCheckFailed;
   if (json_file) {
-    Status st = json_file->write_and_close(report::results_json_text(result));
+    Status st = json_file->write_and_close(json_text);
     if (!st.is_ok()) {
       err << kErrorPrefix << st.message() << "\n";
       code = kExitBadInput;
@@ -186,6 +199,71 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
           << chrome_trace.track_count() << " tracks, hash "
           << report::format_hash(report::fnv1a_64(text)) << ")\n";
     }
+  }
+  return code;
+}
+
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& args) {
+  CLI::App* plan = app.add_subcommand(
+      "plan", "Plan a broadcast scenario, simulate it (timing only) and write its transfer graph");
+  plan->add_option("SCENARIO", args.scenario_path, "Scenario file (TOML) with a broadcast workload")
+      ->required()
+      ->type_name("");
+  plan->add_option("--dot", args.dot_path,
+                   "Write the transfer graph as Graphviz DOT (edges: bytes and when each copy "
+                   "first became busy)")
+      ->type_name("FILE");
+  return plan;
+}
+
+int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err) {
+  if (std::string problem = scenario_path_problem(args.scenario_path); !problem.empty()) {
+    err << kErrorPrefix << problem << "\n";
+    return kExitBadInput;
+  }
+  Scenario scenario;
+  try {
+    scenario = load_scenario_file(args.scenario_path);
+  } catch (const std::exception& e) {
+    err << kErrorPrefix << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (!scenario.broadcast) {
+    err << kErrorPrefix << "'" << args.scenario_path
+        << "' has no broadcast workload ([workload] kind = \"broadcast\"); plan draws "
+           "broadcast transfer graphs\n";
+    return kExitBadInput;
+  }
+  if (Result<collectives::TransferGraph> g = plan_scenario_broadcast(scenario); !g) {
+    err << kErrorPrefix << args.scenario_path << ": cannot plan the broadcast: "
+        << g.status().message() << "\n";
+    return kExitBadInput;
+  }
+  std::optional<OutputFile> dot_file;
+  if (!args.dot_path.empty()) {
+    Result<OutputFile> opened = OutputFile::open(args.dot_path, "--dot");
+    if (!opened.is_ok()) {
+      err << kErrorPrefix << opened.status().message() << "\n";
+      return kExitBadInput;
+    }
+    dot_file.emplace(std::move(opened).value());
+  }
+  out << "tensorwire plan " << args.scenario_path << " (simulated timing only, seed "
+      << scenario.seed << ")\n\n";
+  SimulationOptions options;
+  options.timing_only = true;
+  NullTraceSink trace;
+  BroadcastReport result = run_broadcast(scenario, options, trace);
+  out << report::broadcast_summary_text(result);
+  int code = result.passed() ? kExitOk : kExitCheckFailed;
+  if (dot_file) {
+    Status st = dot_file->write_and_close(report::transfer_graph_dot(result));
+    if (!st.is_ok()) {
+      err << kErrorPrefix << st.message() << "\n";
+      return kExitBadInput;
+    }
+    out << "transfer graph: " << args.dot_path << " (Graphviz DOT: dot -Tsvg " << args.dot_path
+        << ")\n";
   }
   return code;
 }

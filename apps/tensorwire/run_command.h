@@ -26,4 +26,14 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args);
 // `err` gets errors and the progress bar (drawn only when `progress` is true).
 int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool progress);
 
+// `tensorwire plan SCENARIO [--dot FILE]`: plan a broadcast, simulate it in
+// timing-only mode, print the plan's summary and write the transfer graph.
+struct PlanArgs {
+  std::string scenario_path;
+  std::string dot_path;  // empty: no DOT file
+};
+
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);
+int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err);
+
 }  // namespace tensorwire::app

@@ -51,6 +51,27 @@ size_t first_content_mismatch(uint64_t key, std::span<const std::byte> data) {
   return data.size();
 }
 
+void fill_content_at(uint64_t key, uint64_t offset, std::span<std::byte> out) {
+  for (size_t i = 0; i < out.size();) {
+    const uint64_t at = offset + i;
+    const uint64_t w = content_word(key, at / 8);
+    for (uint64_t b = at % 8; b < 8 && i < out.size(); ++b, ++i) {
+      out[i] = static_cast<std::byte>(w >> (8 * b));
+    }
+  }
+}
+
+size_t first_content_mismatch_at(uint64_t key, uint64_t offset, std::span<const std::byte> data) {
+  for (size_t i = 0; i < data.size();) {
+    const uint64_t at = offset + i;
+    const uint64_t w = content_word(key, at / 8);
+    for (uint64_t b = at % 8; b < 8 && i < data.size(); ++b, ++i) {
+      if (data[i] != static_cast<std::byte>(w >> (8 * b))) return i;
+    }
+  }
+  return data.size();
+}
+
 std::vector<std::string> string_content(uint64_t key, uint64_t elements, uint32_t bytes_each) {
   std::vector<std::string> strings;
   strings.reserve(elements);

@@ -17,6 +17,10 @@ void fill_content(uint64_t key, std::span<std::byte> out);
 // Offset of the first byte of `data` that differs from fill_content(key), or
 // data.size() when all match.
 size_t first_content_mismatch(uint64_t key, std::span<const std::byte> data);
+// The same for a window of the content that starts at any `offset`, so large
+// buffers can be filled and checked piece by piece.
+void fill_content_at(uint64_t key, uint64_t offset, std::span<std::byte> out);
+size_t first_content_mismatch_at(uint64_t key, uint64_t offset, std::span<const std::byte> data);
 std::vector<std::string> string_content(uint64_t key, uint64_t elements, uint32_t bytes_each);
 
 }  // namespace tensorwire

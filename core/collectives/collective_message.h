@@ -1,0 +1,37 @@
+// The control messages of a collective copy, sent between the ranks at the two
+// ends of a network copy. Data itself moves by RDMA write with immediate (the
+// immediate is the copy id, the completion's byte_len the bytes written: Realm's
+// update_pre_bytes_write); these carry the rest:
+//   IB_READY    receiver -> writer: the target buffer's address, rkey and ring size;
+//   BYTES_READ  receiver -> writer: every consumer of the target IB buffer has
+//               read this far, so the writer may reuse the ring up to here
+//               (Realm's update_next_bytes_read, already the minimum over consumers).
+// Fixed 32 bytes, little-endian. A peer's bytes are untrusted: decode checks
+// length, type and reserved fields.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "core/status.h"
+
+namespace tensorwire::collectives {
+
+enum class CollectiveMessageType : uint32_t { kIbReady = 1, kBytesRead = 2 };
+
+struct CollectiveMessage {
+  static constexpr size_t kWireBytes = 32;
+  CollectiveMessageType type = CollectiveMessageType::kIbReady;
+  uint32_t copy = 0;
+  uint64_t addr = 0;        // kIbReady
+  uint64_t ring_bytes = 0;  // kIbReady
+  uint32_t rkey = 0;        // kIbReady
+  uint64_t bytes_read = 0;  // kBytesRead
+
+  std::array<std::byte, kWireBytes> encode() const;
+  static Result<CollectiveMessage> decode(std::span<const std::byte> bytes);
+};
+
+}  // namespace tensorwire::collectives

@@ -1,0 +1,178 @@
+#include "report/broadcast_report.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "report/units_format.h"
+
+namespace tensorwire::report {
+namespace {
+
+using collectives::BufferRole;
+
+std::string ratio(double a, double b) {
+  if (b <= 0) return "-";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << a / b << "x";
+  return s.str();
+}
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string broadcast_summary_text(const BroadcastReport& r) {
+  std::ostringstream out;
+  const auto& o = r.options;
+  out << "scenario   " << r.scenario_name << " (" << r.scenario_path << ")\n"
+      << "seed       " << r.seed << "    mode " << (r.payload ? "payload" : "timing") << "    ranks "
+      << r.ranks << "\n"
+      << "broadcast  " << format_bytes(r.bytes) << " to " << r.destinations.size()
+      << " destinations, " << r.algorithm << " (algorithm " << static_cast<uint32_t>(o.algorithm)
+      << ", radix_inter " << o.radix_inter << ", radix_intra " << o.radix_intra << ")\n"
+      << "plan       " << r.graph.buffers.size() << " buffers (" << r.graph.ib_buffer_count()
+      << " IB), " << r.graph.copies.size() << " copies, depth " << r.graph.depth() << "\n"
+      << "pipeline   chunks " << format_bytes(o.min_chunk_bytes) << " .. "
+      << format_bytes(o.max_chunk_bytes) << ", " << o.max_inflight_chunks
+      << " in flight per copy, IB buffers up to " << format_bytes(o.ib_buffer_max_bytes)
+      << ", pool " << format_bytes(o.ib_pool_bytes) << " per memory\n\n";
+
+  out << pad("destination", 16) << pad("depth", 7) << "done at\n";
+  const size_t rows = r.destinations.size();
+  for (size_t i = 0; i < rows; ++i) {
+    if (rows > 24 && i == 10) {
+      out << "  ... " << rows - 20 << " more\n";
+      i = rows - 10;
+    }
+    const auto& d = r.destinations[i];
+    out << pad(d.memory, 16) << pad(std::to_string(d.depth), 7)
+        << (d.done_ns < 0 ? std::string("never") : format_duration_ns(d.done_ns)) << "\n";
+  }
+
+  std::vector<BroadcastLinkResult> links = r.links;
+  std::stable_sort(links.begin(), links.end(),
+                   [](const auto& a, const auto& b) { return a.busy_ns > b.busy_ns; });
+  out << "\n" << pad("busiest links", 26) << pad("bytes", 12) << "busy\n";
+  for (size_t i = 0; i < links.size() && i < 8; ++i) {
+    out << pad(links[i].link, 26) << pad(format_bytes(links[i].bytes), 12)
+        << format_duration_ns(links[i].busy_ns) << "\n";
+  }
+  if (links.size() > 8) out << "(" << links.size() - 8 << " more links carried bytes)\n";
+
+  out << "\nfinished        " << format_duration_ns(r.finish_ns) << " (simulated)\n"
+      << "lower bound     " << format_duration_ns(r.bound.total_ns) << " = busiest link "
+      << format_duration_ns(r.bound.busiest_link_ns) << " ("
+      << (r.bound.busiest_link.value < r.link_names.size() ? r.link_names[r.bound.busiest_link.value]
+                                                             : std::string("-"))
+      << ") + depth x chunk " << format_duration_ns(r.bound.startup_ns) << "\n"
+      << "vs lower bound  " << ratio(static_cast<double>(r.finish_ns), static_cast<double>(r.bound.total_ns))
+      << "\n"
+      << "peak IB memory  " << format_bytes(r.peak_ib_bytes) << "\n"
+      << "chunks          " << format_count(r.chunks_issued) << ", control messages "
+      << format_count(r.messages_sent) << ", bytes on the wire "
+      << format_bytes(r.total_stats.bytes_on_wire_tx) << "\n"
+      << "events          " << format_count(r.events_processed) << "\n\n";
+  if (r.passed()) {
+    out << "PASS: every destination " << (r.payload ? "holds exactly the source bytes" : "completed")
+        << "; every invariant held\n";
+  } else {
+    out << "FAIL: " << r.problems.size() << " problems\n";
+    for (size_t i = 0; i < r.problems.size() && i < 20; ++i) out << "  " << r.problems[i] << "\n";
+    if (r.problems.size() > 20) out << "  ... and " << r.problems.size() - 20 << " more\n";
+  }
+  return out.str();
+}
+
+nlohmann::ordered_json broadcast_results_json(const BroadcastReport& r) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["backend"] = "sim";
+  j["scenario"] = {{"name", r.scenario_name}, {"path", r.scenario_path}};
+  j["seed"] = r.seed;
+  j["mode"] = r.payload ? "payload" : "timing";
+  j["ranks"] = r.ranks;
+  j["workload"] = "broadcast";
+  j["passed"] = r.passed();
+  const auto& o = r.options;
+  j["broadcast"] = {{"bytes", r.bytes},
+                    {"algorithm", static_cast<uint32_t>(o.algorithm)},
+                    {"algorithm_name", r.algorithm},
+                    {"radix_inter", o.radix_inter},
+                    {"radix_intra", o.radix_intra},
+                    {"ib_buffer_bytes", o.ib_buffer_max_bytes},
+                    {"ib_pool_bytes", o.ib_pool_bytes},
+                    {"min_chunk_bytes", o.min_chunk_bytes},
+                    {"max_chunk_bytes", o.max_chunk_bytes},
+                    {"max_inflight_chunks", o.max_inflight_chunks}};
+  j["plan"] = {{"buffers", r.graph.buffers.size()},
+               {"ib_buffers", r.graph.ib_buffer_count()},
+               {"copies", r.graph.copies.size()},
+               {"depth", r.graph.depth()}};
+  auto& dests = j["destinations"] = nlohmann::ordered_json::array();
+  for (const auto& d : r.destinations) {
+    dests.push_back({{"memory", d.memory}, {"depth", d.depth}, {"done_ns", d.done_ns}});
+  }
+  auto& links = j["links"] = nlohmann::ordered_json::array();
+  for (const auto& l : r.links) {
+    links.push_back({{"link", l.link}, {"bytes", l.bytes}, {"busy_ns", l.busy_ns}});
+  }
+  j["finish_ns"] = r.finish_ns;
+  j["lower_bound"] = {{"total_ns", r.bound.total_ns},
+                      {"busiest_link_ns", r.bound.busiest_link_ns},
+                      {"startup_ns", r.bound.startup_ns}};
+  j["peak_ib_bytes"] = r.peak_ib_bytes;
+  j["chunks"] = r.chunks_issued;
+  j["control_messages"] = r.messages_sent;
+  j["bytes_on_wire"] = r.total_stats.bytes_on_wire_tx;
+  j["simulated_end_ns"] = r.simulated_end_ns;
+  j["events"] = r.events_processed;
+  j["problems"] = r.problems;
+  return j;
+}
+
+std::string broadcast_results_json_text(const BroadcastReport& r) {
+  return broadcast_results_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
+std::string transfer_graph_dot(const BroadcastReport& r) {
+  const collectives::TransferGraph& g = r.graph;
+  std::ostringstream out;
+  out << "// tensorwire plan: " << r.scenario_name << ", " << r.algorithm << ", "
+      << format_bytes(r.bytes) << "\n"
+      << "digraph transfer_graph {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n";
+  std::map<uint32_t, std::vector<const collectives::TransferBuffer*>> by_node;
+  for (const auto& b : g.buffers) by_node[b.memory.node].push_back(&b);
+  for (const auto& [node, buffers] : by_node) {
+    out << "  subgraph cluster_node" << node << " {\n    label=\"node" << node << "\";\n";
+    for (const auto* b : buffers) {
+      const char* shape = b->role == BufferRole::kIB ? "box" : "ellipse";
+      const char* style = b->role == BufferRole::kSource        ? ",style=filled,fillcolor=gold"
+                          : b->role == BufferRole::kDestination ? ",style=filled,fillcolor=lightblue"
+                                                                : "";
+      std::string label = std::string(collectives::buffer_role_name(b->role)) + "\\n" + b->memory.name();
+      if (b->role == BufferRole::kIB) label += "\\nring " + format_bytes(b->ring_bytes);
+      if (b->serves_as_ib()) label += "\\n(entry buffer)";
+      out << "    b" << b->id << " [shape=" << shape << style << ",label=\"" << label << "\"];\n";
+    }
+    out << "  }\n";
+  }
+  for (const auto& c : g.copies) {
+    std::string label = "c" + std::to_string(c.id) + " " + format_bytes(g.bytes) +
+                        (c.hop.network ? " rdma" : " copy");
+    if (auto it = r.copy_first_busy_ns.find(c.id); it != r.copy_first_busy_ns.end()) {
+      label += "\\nbusy from " + format_duration_ns(it->second);
+    }
+    out << "  b" << c.from << " -> b" << c.to << " [label=\"" << label << "\""
+        << (c.hop.network ? ",penwidth=2" : "") << "];\n";
+  }
+  out << "}\n";
+  return out.str();
+}
+
+}  // namespace tensorwire::report

@@ -1,0 +1,157 @@
+#include "scenario/broadcast_section.h"
+
+#include <charconv>
+#include <map>
+
+#include "scenario/scenario.h"
+#include "scenario/scenario_limits.h"
+#include "scenario/toml_table_reader.h"
+
+namespace tensorwire {
+namespace {
+
+namespace limits = scenario_limits;
+using collectives::BroadcastAlgorithm;
+using collectives::MemoryId;
+
+constexpr uint64_t kMaxBroadcastBytes = 1ull << 40;    // 1 TiB, timing-only territory
+constexpr uint64_t kMaxDestinations = 1u << 16;
+constexpr uint64_t kMaxChunkBytes = 1ull << 31;        // one RDMA write
+constexpr int64_t kMaxRadix = 1024;
+constexpr int64_t kMaxInflightChunks = 1024;
+
+std::optional<uint32_t> parse_uint(std::string_view text) {
+  uint32_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+BroadcastAlgorithm read_algorithm(const TomlTableReader& r) {
+  const toml::node* node = r.get("algorithm");
+  if (node == nullptr) return BroadcastAlgorithm::kRadixTree;
+  if (node->is_integer()) {
+    return static_cast<BroadcastAlgorithm>(r.integer("algorithm", 0, 2).value());
+  }
+  const std::string name = r.string("algorithm").value();
+  if (name == "naive") return BroadcastAlgorithm::kNaive;
+  if (name == "aggregation") return BroadcastAlgorithm::kAggregation;
+  if (name == "radix_tree") return BroadcastAlgorithm::kRadixTree;
+  r.fail("algorithm", "unknown algorithm '" + name +
+                          "' (use \"naive\" or 0, \"aggregation\" or 1, \"radix_tree\" or 2)");
+}
+
+std::vector<MemoryId> read_destinations(const TomlTableReader& r,
+                                        const sim::SimClusterConfig& cluster) {
+  const toml::node* node = r.get("destinations");
+  if (node == nullptr) r.fail_missing("destinations");
+  std::vector<MemoryId> out;
+  if (node->is_string()) {
+    const std::string which = r.string("destinations").value();
+    const bool hosts = which == "all_hosts" || which == "all";
+    const bool gpus = which == "all_gpus" || which == "all";
+    if (!hosts && !gpus) {
+      r.fail("destinations", "'" + which +
+                                 "' is not a list; use an array of \"nodeN/host\" / \"nodeN/gpuM\", "
+                                 "or \"all_gpus\", \"all_hosts\" or \"all\"");
+    }
+    for (uint32_t n = 0; n < cluster.nodes; ++n) {
+      if (hosts) out.push_back(MemoryId::host(n));
+      for (uint32_t g = 0; gpus && g < cluster.gpus_per_node; ++g) out.push_back(MemoryId::gpu_of(n, g));
+    }
+    if (out.empty()) r.fail("destinations", "'" + which + "' names no memory in this cluster");
+    return out;
+  }
+  const toml::array* list = r.array("destinations");
+  if (list == nullptr || list->empty()) {
+    r.fail("destinations", "needs at least one destination");
+  }
+  if (list->size() > kMaxDestinations) {
+    r.fail("destinations", "at most " + std::to_string(kMaxDestinations) + " destinations");
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string key = indexed_path(r.key_path("destinations"), i);
+    const std::string spec = toml_string(r.file(), *list->get(i), key);
+    Result<MemoryId> m = parse_memory_id(spec, cluster);
+    if (!m) throw_scenario_error(r.file(), list->get(i)->source(), key, m.status().message());
+    out.push_back(*m);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<MemoryId> parse_memory_id(std::string_view spec, const sim::SimClusterConfig& cluster) {
+  const auto bad = [&](const std::string& why) {
+    return Status(StatusCode::kInvalidArgument, "'" + std::string(spec) + "': " + why);
+  };
+  const size_t slash = spec.find('/');
+  if (spec.substr(0, 4) != "node" || slash == std::string_view::npos) {
+    return bad("a memory is \"nodeN/host\" or \"nodeN/gpuM\"");
+  }
+  std::optional<uint32_t> node = parse_uint(spec.substr(4, slash - 4));
+  if (!node) return bad("node number is not a whole number");
+  if (*node >= cluster.nodes) {
+    return bad("the cluster has nodes 0 to " + std::to_string(cluster.nodes - 1));
+  }
+  const std::string_view memory = spec.substr(slash + 1);
+  if (memory == "host") return MemoryId::host(*node);
+  if (memory.substr(0, 3) != "gpu") return bad("memory is \"host\" or \"gpuM\"");
+  std::optional<uint32_t> gpu = parse_uint(memory.substr(3));
+  if (!gpu) return bad("GPU number is not a whole number");
+  if (*gpu >= cluster.gpus_per_node) {
+    return bad(cluster.gpus_per_node == 0
+                   ? std::string("the cluster's nodes have no GPUs")
+                   : "a node has GPUs 0 to " + std::to_string(cluster.gpus_per_node - 1));
+  }
+  return MemoryId::gpu_of(*node, *gpu);
+}
+
+collectives::BroadcastWorkload parse_broadcast_section(const toml::table& table,
+                                                       const std::string& file,
+                                                       const sim::SimClusterConfig& cluster,
+                                                       bool payload) {
+  TomlTableReader r(table, "workload", file,
+                    {"kind", "bytes", "source", "destinations", "algorithm", "radix_inter",
+                     "radix_intra", "ib_buffer_size", "ib_pool_size", "min_chunk", "max_chunk",
+                     "max_inflight_chunks"});
+  collectives::BroadcastWorkload w;
+  w.bytes = r.required(r.bytes("bytes", kMaxBroadcastBytes), "bytes");
+  const std::string source = r.required(r.string("source"), "source");
+  Result<MemoryId> src = parse_memory_id(source, cluster);
+  if (!src) r.fail("source", src.status().message());
+  w.source = *src;
+  w.destinations = read_destinations(r, cluster);
+  collectives::BroadcastOptions& o = w.options;
+  o.algorithm = read_algorithm(r);
+  o.radix_inter = static_cast<uint32_t>(r.integer("radix_inter", 1, kMaxRadix).value_or(o.radix_inter));
+  o.radix_intra = static_cast<uint32_t>(r.integer("radix_intra", 0, kMaxRadix).value_or(o.radix_intra));
+  o.ib_buffer_max_bytes = r.bytes("ib_buffer_size", kMaxChunkBytes).value_or(o.ib_buffer_max_bytes);
+  o.ib_pool_bytes = r.bytes("ib_pool_size", kMaxBroadcastBytes).value_or(o.ib_pool_bytes);
+  o.min_chunk_bytes = r.bytes("min_chunk", kMaxChunkBytes).value_or(o.min_chunk_bytes);
+  o.max_chunk_bytes = r.bytes("max_chunk", kMaxChunkBytes).value_or(o.max_chunk_bytes);
+  o.max_inflight_chunks = static_cast<uint32_t>(
+      r.integer("max_inflight_chunks", 1, kMaxInflightChunks).value_or(o.max_inflight_chunks));
+  if (std::string why = collectives::validate_broadcast_options(o); !why.empty()) {
+    // Name the key the message starts with.
+    const std::string key = why.substr(0, why.find(' '));
+    r.fail(r.has(key) ? key : "kind", why);
+  }
+  if (payload) {
+    // Payload mode holds every instance's bytes and the IB pools in memory.
+    std::map<uint32_t, uint64_t> per_node;
+    per_node[w.source.node] += w.bytes;
+    for (const MemoryId& d : w.destinations) per_node[d.node] += w.bytes;
+    for (const auto& [node, bytes] : per_node) {
+      if (bytes > limits::kMaxPayloadStepBytes) {
+        r.fail("bytes", "node" + std::to_string(node) + " would hold " +
+                            std::to_string(bytes >> 20) + " MiB of instances; payload mode allows " +
+                            std::to_string(limits::kMaxPayloadStepBytes >> 30) +
+                            " GiB per node (use [run] mode = \"timing\")");
+      }
+    }
+  }
+  return w;
+}
+
+}  // namespace tensorwire
