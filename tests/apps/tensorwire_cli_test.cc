@@ -243,4 +243,57 @@ TEST_F(TensorwireCli, TimingOnlyRunsWithoutPayload) {
   EXPECT_EQ(nlohmann::json::parse(read_file(path("t.json"))).at("mode"), "timing");
 }
 
+const std::string kBroadcastMixed =
+    std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/broadcast_mixed.toml";
+
+TEST_F(TensorwireCli, RunOnABroadcastScenarioChecksBytesAndWritesItsJson) {
+  const CliRun r = run("run " + quoted(kBroadcastMixed) + " --json " + quoted(path("b.json").string()) +
+                       " --trace " + quoted(path("b.trace.json").string()));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "hierarchical radix tree")) << r.out;
+  EXPECT_TRUE(contains(r.out, "PASS: every destination holds exactly the source bytes")) << r.out;
+  const auto j = nlohmann::json::parse(read_file(path("b.json")));
+  EXPECT_EQ(j.at("workload"), "broadcast");
+  EXPECT_EQ(j.at("destinations").size(), 12u);
+  EXPECT_GT(j.at("peak_ib_bytes").get<uint64_t>(), 0u);
+  EXPECT_GT(j.at("links").size(), 0u);
+  const auto trace = nlohmann::json::parse(read_file(path("b.trace.json")));
+  bool stage_track = false;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.contains("args") &&
+        e.at("args").value("name", "").rfind("collective c", 0) == 0) {
+      stage_track = true;
+    }
+  }
+  EXPECT_TRUE(stage_track) << "no pipeline stage track in the trace";
+}
+
+TEST_F(TensorwireCli, PlanWritesTheTransferGraphAsDot) {
+  const CliRun r = run("plan " + quoted(kBroadcastMixed) + " --dot " + quoted(path("g.dot").string()));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "transfer graph: ")) << r.out;
+  const std::string dot = read_file(path("g.dot"));
+  EXPECT_TRUE(contains(dot, "digraph transfer_graph {")) << dot;
+  EXPECT_TRUE(contains(dot, "subgraph cluster_node3")) << dot;
+  EXPECT_TRUE(contains(dot, "busy from")) << dot;
+  EXPECT_TRUE(contains(dot, "(entry buffer)")) << dot;
+}
+
+TEST_F(TensorwireCli, PlanOfAScenarioWithoutABroadcastIsBadInput) {
+  const CliRun r = run("plan " + quoted(kQuickstart));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "has no broadcast workload")) << r.err;
+  EXPECT_EQ(run("plan").exit_code, 2);
+}
+
+TEST_F(TensorwireCli, PlanWithAnImpossibleIbPoolIsBadInputSayingWhy) {
+  std::string text = read_file(kBroadcastMixed);
+  text += "ib_pool_size = \"1KiB\"\nmin_chunk = \"1KiB\"\n";
+  std::ofstream(path("pool.toml")) << text;
+  const CliRun r = run("plan " + quoted(path("pool.toml").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "cannot plan the broadcast")) << r.err;
+  EXPECT_TRUE(contains(r.err, "IB pool")) << r.err;
+}
+
 }  // namespace
