@@ -101,7 +101,7 @@ TEST(SimMemory, PayloadModeRefusesMoreThanItsLimit) {
   EXPECT_NE(huge.status().message().find("timing"), std::string::npos);
 }
 
-TEST(SimCopyEngine, CopiesBetweenHostAndDeviceAndRejectsHostToHost) {
+TEST(SimCopyEngine, CopiesBetweenHostAndDeviceAndRejectsRangesOutsideABuffer) {
   SimFixture f(with_gpus());
   RankEnv e = f.env(0);
   Buffer h = *e.memory.allocate(MemoryKind::kHostPinned, 0, 1024);
@@ -109,7 +109,7 @@ TEST(SimCopyEngine, CopiesBetweenHostAndDeviceAndRejectsHostToHost) {
   Buffer g = *e.memory.allocate(MemoryKind::kDeviceNoGpuDirect, 1, 1024);
   std::vector<std::byte> data(1024, std::byte{0x42});
   ASSERT_TRUE(e.memory.write_bytes(h, 0, data).is_ok());
-  EXPECT_EQ(e.copy_engine.submit(h2, 0, h, 0, 8, [](Status) {}).code(),
+  EXPECT_EQ(e.copy_engine.submit(h2, 1020, h, 0, 8, [](Status) {}).code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(e.copy_engine.submit(g, 1000, h, 0, 100, [](Status) {}).code(),
             StatusCode::kInvalidArgument);
@@ -144,6 +144,54 @@ TEST(SimCopyEngine, CopiesOnOneEngineRunOneAfterAnother) {
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[0], 1'000'000 + 1000);
   EXPECT_EQ(done[1], 2'000'000 + 1000);
+}
+
+TEST(SimCopyEngine, HostToHostIsAMemcpyOnTheRanksCpuTimeline) {
+  SimClusterConfig c = with_gpus();
+  c.host_memcpy_bandwidth_bytes_per_s = 10e9;
+  SimFixture f(c);
+  RankEnv e = f.env(0);
+  Buffer a = *e.memory.allocate(MemoryKind::kHostPinned, 0, 1'000'000);
+  Buffer b = *e.memory.allocate(MemoryKind::kHostPageable, 0, 1'000'000);
+  std::vector<std::byte> data(1'000'000, std::byte{0x17});
+  ASSERT_TRUE(e.memory.write_bytes(a, 0, data).is_ok());
+  std::vector<TimeNs> done;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(e.copy_engine.submit(b, 0, a, 0, 1'000'000, [&](Status st) {
+      EXPECT_TRUE(st.is_ok());
+      done.push_back(f.sim().now_ns());
+    }).is_ok());
+  }
+  f.sim().run();
+  // 1 MB at 10 GB/s = 100 us each, one after the other on the one CPU.
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0], 100'000);
+  EXPECT_EQ(done[1], 200'000);
+  std::vector<std::byte> got(1'000'000);
+  ASSERT_TRUE(e.memory.read_bytes(b, 0, got).is_ok());
+  EXPECT_EQ(got, data);
+  EXPECT_EQ(f.sim().stats(0).cpu_copy_bytes, 2'000'000u);
+  EXPECT_EQ(f.sim().stats(0).copy_engine_copies, 0u);
+}
+
+TEST(SimCopyEngine, DeviceToDeviceUsesNvlinkWhereTheNodeHasIt) {
+  for (double nvlink : {0.0, 100e9}) {
+    SimClusterConfig c = with_gpus();
+    c.pcie_bandwidth_bytes_per_s = 10e9;
+    c.pcie_latency_ns = 1000;
+    c.nvlink_bandwidth_bytes_per_s = nvlink;
+    c.nvlink_latency_ns = 500;
+    SimFixture f(c, false);
+    RankEnv e = f.env(0);
+    Buffer g0 = *e.memory.allocate(MemoryKind::kDeviceGpuDirect, 0, 10'000'000);
+    Buffer g1 = *e.memory.allocate(MemoryKind::kDeviceNoGpuDirect, 1, 10'000'000);
+    TimeNs at = -1;
+    ASSERT_TRUE(e.copy_engine.submit(g1, 0, g0, 0, 10'000'000, [&](Status) {
+      at = f.sim().now_ns();
+    }).is_ok());
+    f.sim().run();
+    EXPECT_EQ(at, nvlink > 0 ? 100'000 + 500 : 1'000'000 + 1000) << "nvlink " << nvlink;
+  }
 }
 
 }  // namespace
