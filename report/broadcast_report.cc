@@ -19,6 +19,14 @@ std::string ratio(double a, double b) {
   return s.str();
 }
 
+// A scenario name is free text from a file: keep it on one line of the DOT comment.
+std::string one_line(std::string s) {
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return s;
+}
+
 std::string pad(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s;
@@ -96,8 +104,16 @@ nlohmann::ordered_json broadcast_results_json(const BroadcastReport& r) {
   j["seed"] = r.seed;
   j["mode"] = r.payload ? "payload" : "timing";
   j["ranks"] = r.ranks;
-  j["workload"] = "broadcast";
   j["passed"] = r.passed();
+  j["problems"] = r.problems;
+  j["end_ns"] = r.simulated_end_ns;
+  j["events"] = r.events_processed;
+  size_t done = 0;
+  for (const auto& d : r.destinations) done += d.done_ns >= 0 ? 1 : 0;
+  j["workload"] = {{"kind", "broadcast"},
+                   {"finished", done == r.destinations.size() && !r.destinations.empty()},
+                   {"destinations", r.destinations.size()},
+                   {"destinations_done", done}};
   const auto& o = r.options;
   j["broadcast"] = {{"bytes", r.bytes},
                     {"algorithm", static_cast<uint32_t>(o.algorithm)},
@@ -129,9 +145,6 @@ nlohmann::ordered_json broadcast_results_json(const BroadcastReport& r) {
   j["chunks"] = r.chunks_issued;
   j["control_messages"] = r.messages_sent;
   j["bytes_on_wire"] = r.total_stats.bytes_on_wire_tx;
-  j["simulated_end_ns"] = r.simulated_end_ns;
-  j["events"] = r.events_processed;
-  j["problems"] = r.problems;
   return j;
 }
 
@@ -143,7 +156,7 @@ std::string broadcast_results_json_text(const BroadcastReport& r) {
 std::string transfer_graph_dot(const BroadcastReport& r) {
   const collectives::TransferGraph& g = r.graph;
   std::ostringstream out;
-  out << "// tensorwire plan: " << r.scenario_name << ", " << r.algorithm << ", "
+  out << "// tensorwire plan: " << one_line(r.scenario_name) << ", " << r.algorithm << ", "
       << format_bytes(r.bytes) << "\n"
       << "digraph transfer_graph {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n";
   std::map<uint32_t, std::vector<const collectives::TransferBuffer*>> by_node;

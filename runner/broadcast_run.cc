@@ -20,21 +20,6 @@ uint64_t broadcast_content_key(uint64_t seed) { return content_key(seed, 0, "bro
 
 }  // namespace
 
-collectives::TopologySpec topology_spec_of(const sim::SimClusterConfig& c) {
-  collectives::TopologySpec t;
-  t.nodes = c.nodes;
-  t.gpus_per_node = c.gpus_per_node;
-  t.gpu_direct = c.gpu_direct;
-  t.nic_bandwidth_bytes_per_s = c.nic_bandwidth_bytes_per_s;
-  t.nic_latency_ns = c.nic_latency_ns;
-  t.pcie_bandwidth_bytes_per_s = c.pcie_bandwidth_bytes_per_s;
-  t.pcie_latency_ns = c.pcie_latency_ns;
-  t.nvlink_bandwidth_bytes_per_s = c.nvlink_bandwidth_bytes_per_s;
-  t.nvlink_latency_ns = c.nvlink_latency_ns;
-  t.host_memcpy_bandwidth_bytes_per_s = c.host_memcpy_bandwidth_bytes_per_s;
-  return t;
-}
-
 Result<collectives::TransferGraph> plan_scenario_broadcast(const Scenario& scenario) {
   if (!scenario.broadcast) {
     return Status(StatusCode::kInvalidArgument, "the scenario's workload is not a broadcast");

@@ -15,12 +15,10 @@
 #include "core/collectives/transfer_operation.h"
 #include "core/trace_sink.h"
 #include "runner/simulation_run.h"
+#include "scenario/broadcast_section.h"
 #include "scenario/scenario.h"
 
 namespace tensorwire {
-
-// The cluster section as the collectives' topology sees it.
-collectives::TopologySpec topology_spec_of(const sim::SimClusterConfig& cluster);
 
 struct BroadcastDestinationResult {
   uint32_t buffer = 0;

@@ -81,6 +81,21 @@ std::vector<MemoryId> read_destinations(const TomlTableReader& r,
 
 }  // namespace
 
+collectives::TopologySpec topology_spec_of(const sim::SimClusterConfig& c) {
+  collectives::TopologySpec t;
+  t.nodes = c.nodes;
+  t.gpus_per_node = c.gpus_per_node;
+  t.gpu_direct = c.gpu_direct;
+  t.nic_bandwidth_bytes_per_s = c.nic_bandwidth_bytes_per_s;
+  t.nic_latency_ns = c.nic_latency_ns;
+  t.pcie_bandwidth_bytes_per_s = c.pcie_bandwidth_bytes_per_s;
+  t.pcie_latency_ns = c.pcie_latency_ns;
+  t.nvlink_bandwidth_bytes_per_s = c.nvlink_bandwidth_bytes_per_s;
+  t.nvlink_latency_ns = c.nvlink_latency_ns;
+  t.host_memcpy_bandwidth_bytes_per_s = c.host_memcpy_bandwidth_bytes_per_s;
+  return t;
+}
+
 Result<MemoryId> parse_memory_id(std::string_view spec, const sim::SimClusterConfig& cluster) {
   const auto bad = [&](const std::string& why) {
     return Status(StatusCode::kInvalidArgument, "'" + std::string(spec) + "': " + why);
@@ -137,15 +152,23 @@ collectives::BroadcastWorkload parse_broadcast_section(const toml::table& table,
     const std::string key = why.substr(0, why.find(' '));
     r.fail(r.has(key) ? key : "kind", why);
   }
+  // Plan it now, so that a plan the pools cannot hold is an error in the file,
+  // and payload mode knows the IB memory it would hold.
+  collectives::ClusterTopology topology(topology_spec_of(cluster));
+  Result<collectives::TransferGraph> plan =
+      collectives::plan_broadcast(topology, w.source, w.destinations, w.bytes, o);
+  if (!plan) r.fail(r.has("ib_pool_size") ? "ib_pool_size" : "kind", plan.status().message());
   if (payload) {
     // Payload mode holds every instance's bytes and the IB pools in memory.
     std::map<uint32_t, uint64_t> per_node;
     per_node[w.source.node] += w.bytes;
     for (const MemoryId& d : w.destinations) per_node[d.node] += w.bytes;
+    for (const auto& [memory, ib_bytes] : plan->ib_bytes_by_memory()) per_node[memory.node] += ib_bytes;
     for (const auto& [node, bytes] : per_node) {
       if (bytes > limits::kMaxPayloadStepBytes) {
         r.fail("bytes", "node" + std::to_string(node) + " would hold " +
-                            std::to_string(bytes >> 20) + " MiB of instances; payload mode allows " +
+                            std::to_string(bytes >> 20) +
+                            " MiB of instances and IB buffers; payload mode allows " +
                             std::to_string(limits::kMaxPayloadStepBytes >> 30) +
                             " GiB per node (use [run] mode = \"timing\")");
       }

@@ -23,6 +23,9 @@ collectives::BroadcastWorkload parse_broadcast_section(const toml::table& table,
                                                        const sim::SimClusterConfig& cluster,
                                                        bool payload);
 
+// The cluster section as the collectives' topology sees it.
+collectives::TopologySpec topology_spec_of(const sim::SimClusterConfig& cluster);
+
 // "node3/gpu1" or "node3/host" within the cluster; an error says what is wrong.
 Result<collectives::MemoryId> parse_memory_id(std::string_view spec,
                                               const sim::SimClusterConfig& cluster);

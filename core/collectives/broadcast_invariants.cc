@@ -62,6 +62,14 @@ void BroadcastInvariants::on_chunk_issued(uint32_t copy, uint64_t begin, uint64_
   }
   if (freed_[c.from]) violate(what + "reads " + graph_.buffers[c.from].name() + " after it was freed");
   if (freed_[c.to]) violate(what + "writes " + graph_.buffers[c.to].name() + " after it was freed");
+  for (uint32_t ring_buffer : {c.from, c.to}) {
+    const TransferBuffer& b = graph_.buffers[ring_buffer];
+    if (b.role == BufferRole::kIB && b.ring_bytes > 0 &&
+        begin % b.ring_bytes + (end - begin) > b.ring_bytes) {
+      violate(what + "crosses the end of " + b.name() + "'s ring of " + std::to_string(b.ring_bytes) +
+              " bytes");
+    }
+  }
   const TransferBuffer& out = graph_.buffers[c.to];
   if (out.role == BufferRole::kIB && end > out.ring_bytes) {
     // Ring bytes [begin, end) reuse stream bytes [begin - ring, end - ring).
@@ -86,6 +94,12 @@ void BroadcastInvariants::on_bytes_landed(uint32_t buffer, uint64_t written) {
             " bytes landed, the broadcast has " + std::to_string(graph_.bytes));
   }
   landed_[buffer] = std::max(landed_[buffer], written);
+  const TransferBuffer& b = graph_.buffers[buffer];
+  if (b.role == BufferRole::kIB && written > min_consumer_read(buffer) + b.ring_bytes) {
+    violate(b.name() + ": " + std::to_string(written) + " bytes landed in a ring of " +
+            std::to_string(b.ring_bytes) + " whose slowest consumer has read " +
+            std::to_string(min_consumer_read(buffer)));
+  }
 }
 
 void BroadcastInvariants::on_copy_finished(uint32_t copy) {

@@ -20,6 +20,7 @@ std::string validate_broadcast_options(const BroadcastOptions& o) {
   if (o.radix_inter < 1) return "radix_inter must be at least 1 (1: inter-node aggregation)";
   if (o.min_chunk_bytes == 0) return "min_chunk must be at least 1 byte";
   if (o.max_chunk_bytes < o.min_chunk_bytes) return "max_chunk must be at least min_chunk";
+  if (o.max_chunk_bytes > (1ull << 31)) return "max_chunk must be at most 2 GiB (one RDMA write)";
   if (o.ib_buffer_max_bytes < o.min_chunk_bytes) return "ib_buffer_size must be at least min_chunk";
   if (o.ib_pool_bytes < o.min_chunk_bytes) return "ib_pool_size must be at least min_chunk";
   if (o.max_inflight_chunks == 0) return "max_inflight_chunks must be at least 1";
@@ -72,6 +73,9 @@ class GraphBuilder {
     for (size_t i = 0; i < path->hops.size(); ++i) {
       PathHop& hop = path->hops[i];
       if (i + 1 == path->hops.size()) {
+        // A destination is a predecessor later legs may share (it then serves
+        // as an IB buffer), like any IB buffer on the way.
+        if (merge != nullptr) merge->emplace(std::pair(at, hop.to), to);
         add_copy(at, to, std::move(hop));
         break;
       }
@@ -100,9 +104,20 @@ class GraphBuilder {
 using MergeMap = std::map<std::pair<uint32_t, MemoryId>, uint32_t>;
 
 // Every buffer of `targets` gets the data from `root` through aggregated paths.
-Status aggregate(GraphBuilder& b, uint32_t root, const std::vector<uint32_t>& targets) {
-  MergeMap merge;
+// Shorter paths are planned first, so that a destination on another's path is
+// merged into it (fed once, then feeding on) rather than planned beside it.
+Status aggregate(GraphBuilder& b, uint32_t root, const std::vector<uint32_t>& targets,
+                 const ClusterTopology& topology) {
+  std::vector<std::pair<size_t, uint32_t>> by_length;
+  const MemoryId from = b.graph().buffers[root].memory;
   for (uint32_t t : targets) {
+    auto path = topology.find_fastest_path(from, b.graph().buffers[t].memory, b.graph().bytes);
+    by_length.emplace_back(path ? path->hops.size() : 0, t);
+  }
+  std::stable_sort(by_length.begin(), by_length.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  MergeMap merge;
+  for (const auto& [length, t] : by_length) {
     if (Status st = b.add_leg(root, t, &merge); !st.is_ok()) return st;
   }
   return {};
@@ -120,23 +135,27 @@ Status radix_tree(GraphBuilder& b, const std::vector<uint32_t>& order, uint32_t 
 
 // Broadcast inside one node from `root` to `targets`, by intra-node radix.
 Status intra_node(GraphBuilder& b, uint32_t root, const std::vector<uint32_t>& targets,
-                  uint32_t radix_intra) {
+                  uint32_t radix_intra, const ClusterTopology& topology) {
   if (targets.empty()) return {};
-  if (radix_intra == 0) return aggregate(b, root, targets);
-  // Split: CPU and GPU destinations apart; the root feeds each group's head.
+  if (radix_intra == 0) return aggregate(b, root, targets, topology);
+  // CPU and GPU destinations apart.
   std::vector<uint32_t> cpu;
   std::vector<uint32_t> gpu;
   for (uint32_t t : targets) {
     (b.graph().buffers[t].memory.is_host() ? cpu : gpu).push_back(t);
   }
-  for (std::vector<uint32_t>* group : {&cpu, &gpu}) {
+  for (const std::vector<uint32_t>* group : {&cpu, &gpu}) {
     if (group->empty()) continue;
-    if (Status st = b.add_leg(root, group->front(), nullptr); !st.is_ok()) return st;
     if (radix_intra == 1) {
+      // Split: the root feeds the group's head, the head the rest by aggregation.
+      if (Status st = b.add_leg(root, group->front(), nullptr); !st.is_ok()) return st;
       std::vector<uint32_t> rest(group->begin() + 1, group->end());
-      if (Status st = aggregate(b, group->front(), rest); !st.is_ok()) return st;
-    } else if (Status st = radix_tree(b, *group, radix_intra); !st.is_ok()) {
-      return st;
+      if (Status st = aggregate(b, group->front(), rest, topology); !st.is_ok()) return st;
+    } else {
+      // A radix tree per group, rooted at the node's entry buffer.
+      std::vector<uint32_t> order{root};
+      order.insert(order.end(), group->begin(), group->end());
+      if (Status st = radix_tree(b, order, radix_intra); !st.is_ok()) return st;
     }
   }
   return {};
@@ -165,7 +184,8 @@ Status plan_radix_tree(GraphBuilder& b, uint32_t source, const std::vector<uint3
     entry_of[node] = entry;
   }
   Status st = o.radix_inter == 1
-                  ? aggregate(b, source, std::vector<uint32_t>(entries.begin() + 1, entries.end()))
+                  ? aggregate(b, source, std::vector<uint32_t>(entries.begin() + 1, entries.end()),
+                              topology)
                   : radix_tree(b, entries, o.radix_inter);
   if (!st.is_ok()) return st;
   for (auto& [node, list] : by_node) {
@@ -173,7 +193,9 @@ Status plan_radix_tree(GraphBuilder& b, uint32_t source, const std::vector<uint3
     for (uint32_t d : list) {
       if (d != entry_of[node]) rest.push_back(d);
     }
-    if (Status s = intra_node(b, entry_of[node], rest, o.radix_intra); !s.is_ok()) return s;
+    if (Status s = intra_node(b, entry_of[node], rest, o.radix_intra, topology); !s.is_ok()) {
+      return s;
+    }
   }
   return {};
 }
@@ -238,7 +260,7 @@ Result<TransferGraph> plan_broadcast(const ClusterTopology& topology, MemoryId s
       }
       break;
     case BroadcastAlgorithm::kAggregation:
-      st = aggregate(b, src, dests);
+      st = aggregate(b, src, dests, topology);
       break;
     case BroadcastAlgorithm::kRadixTree:
       st = plan_radix_tree(b, src, dests, topology, options);

@@ -1,8 +1,9 @@
-// The pipelined lower bound of a transfer graph: no broadcast along it can
-// finish before its busiest link has carried everything that crosses it
-// (bytes / link bandwidth, summed over the copies on that link), plus the time
-// the first chunk needs to reach the deepest destination (depth x chunk time:
-// per copy on the way, its latency plus one chunk at its slowest link).
+// The pipelined lower bound of a transfer graph, "bytes / link bandwidth +
+// depth x chunk time": its busiest link must carry everything that crosses it
+// (bytes / bandwidth, summed over the copies on that link), and the pipeline
+// must fill and drain: along the deepest chain, one chunk time of every stage
+// but the slowest (whose chunks the busiest link already counts) plus every
+// stage's latency. Exact for a chain whose slowest stage is the busiest link.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@ namespace tensorwire::collectives {
 struct PipelinedBound {
   TimeNs busiest_link_ns = 0;
   LinkId busiest_link;
-  TimeNs startup_ns = 0;  // depth x chunk time, on the slowest chain
+  TimeNs startup_ns = 0;  // fill and drain: (depth - 1) chunk times + latencies, deepest chain
   TimeNs total_ns = 0;
   std::vector<TimeNs> link_busy_ns;  // by LinkId
 };

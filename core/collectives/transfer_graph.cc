@@ -84,14 +84,24 @@ std::string TransferGraph::validate() const {
       if (c >= copies.size() || copies[c].from != i) return b.name() + ": a consumer reads elsewhere";
     }
   }
-  for (const TransferCopy& c : copies) {
+  for (uint32_t i = 0; i < copies.size(); ++i) {
+    const TransferCopy& c = copies[i];
+    if (c.id != i) return "copy " + std::to_string(i) + " has id " + std::to_string(c.id);
     if (c.from >= buffers.size() || c.to >= buffers.size()) return "a copy names no buffer";
+    const auto& consumers = buffers[c.from].consumers;
+    if (std::count(consumers.begin(), consumers.end(), i) != 1) {
+      return "copy " + std::to_string(i) + " is not listed once among its input's consumers";
+    }
+    if (buffers[c.to].producer != i) {
+      return "copy " + std::to_string(i) + " writes a buffer whose producer is another copy";
+    }
     if (buffers[c.from].memory != c.hop.from || buffers[c.to].memory != c.hop.to) {
       return "copy " + std::to_string(c.id) + " moves between other memories than its buffers'";
     }
   }
   for (uint32_t i = 0; i < buffers.size(); ++i) {
-    if (depth_of(i) > copies.size()) return buffers[i].name() + " is on a cycle";
+    // An acyclic chain has fewer copies than there are buffers.
+    if (depth_of(i) >= buffers.size()) return buffers[i].name() + " is on a cycle";
     uint32_t b = i;
     while (buffers[b].producer) b = copies[*buffers[b].producer].from;
     if (b != source) return buffers[i].name() + " is not fed from the source";

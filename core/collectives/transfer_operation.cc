@@ -83,6 +83,9 @@ uint64_t TransferOperation::ib_bytes_in_use() const {
 Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
   if (started_) return {StatusCode::kInvalidArgument, "transfer operation already started"};
   started_ = true;
+  if (std::string why = graph_.validate(); !why.empty()) {
+    return {StatusCode::kInvalidArgument, "malformed transfer graph: " + why};
+  }
   const RankId me = my_rank();
   const uint64_t total = graph_.bytes;
 
@@ -128,8 +131,6 @@ Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
   for (auto& [memory, ids] : ibs_by_memory) {
     Pool& pool = pools_.try_emplace(memory, options_.ib_pool_bytes).first->second;
     uint64_t end = 0;
-    bool remote_in = false;
-    bool nic_touches = false;
     for (uint32_t id : ids) {
       const TransferBuffer& b = graph_.buffers[id];
       Result<uint64_t> offset =
@@ -137,8 +138,6 @@ Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
       if (!offset) return {offset.status().code(), b.name() + ": " + offset.status().message()};
       buffers_[id].pool_offset = *offset;
       if (b.ring_bytes > 0) end = std::max(end, *offset + b.ring_bytes);
-      remote_in = remote_in || network_in[id];
-      nic_touches = nic_touches || network_in[id] || network_out[id];
       if (observer_ != nullptr) {
         observer_->on_ib_allocated(id, pool.ib.bytes_in_use(), pool.ib.pool_bytes());
       }
@@ -150,23 +149,21 @@ Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
     }
     pool.backing = *backing;
     allocations_.push_back(*backing);
-    uint32_t lkey = 0;
-    uint32_t rkey = 0;
-    if (nic_touches) {
-      Result<MemoryRegion> region = env_.nic.register_memory(
-          pool.backing, remote_in ? Access::kLocalWrite | Access::kRemoteWrite : Access::kNone);
-      if (!region) return region.status();
-      regions_.push_back(*region);
-      lkey = region->lkey;
-      rkey = region->rkey;
-    }
     for (uint32_t id : ids) {
       BufferState& s = buffers_[id];
       const uint64_t ring = graph_.buffers[id].ring_bytes;
       s.mem = Buffer{pool.backing.addr + (ring > 0 ? *s.pool_offset : 0), ring, pool.backing.kind,
                      pool.backing.device};
-      s.lkey = lkey;
-      s.rkey = rkey;
+      // Each ring is its own region with its own rkey: a peer that may write
+      // one ring cannot reach its neighbours in the pool.
+      if (network_in[id] || network_out[id]) {
+        Result<MemoryRegion> region = env_.nic.register_memory(
+            s.mem, network_in[id] ? Access::kLocalWrite | Access::kRemoteWrite : Access::kNone);
+        if (!region) return region.status();
+        regions_.push_back(*region);
+        s.lkey = region->lkey;
+        s.rkey = region->rkey;
+      }
     }
     peak_ib_bytes_ = std::max(peak_ib_bytes_, ib_bytes_in_use());
   }
@@ -430,8 +427,16 @@ void TransferOperation::on_write_landed(RankId peer, uint32_t copy, uint32_t byt
     return;
   }
   BufferState& s = buffers_.at(c.to);
-  if (bytes > graph_.bytes - s.written) {
-    fail({StatusCode::kMalformedMessage, where + "more bytes than the broadcast has"});
+  if (bytes == 0 || bytes > options_.max_chunk_bytes || bytes > graph_.bytes - s.written) {
+    fail({StatusCode::kMalformedMessage,
+          where + std::to_string(bytes) + " bytes: not a chunk this broadcast can have"});
+    return;
+  }
+  // Into an IB ring, a writer may use only the room this rank has granted
+  // (BYTES_READ); more would have overwritten bytes a consumer still needs.
+  const TransferBuffer& target = graph_.buffers[c.to];
+  if (target.role == BufferRole::kIB && s.written + bytes > s.reported_read + target.ring_bytes) {
+    fail({StatusCode::kMalformedMessage, where + "wrote past the room granted in " + target.name()});
     return;
   }
   s.written += bytes;
@@ -482,6 +487,16 @@ void TransferOperation::on_message(RankId peer, std::span<const std::byte> bytes
 void TransferOperation::send_message(RankId peer, const CollectiveMessage& m) {
   PeerState& p = peers_.at(peer);
   if (p.free_slots.empty()) {
+    // BYTES_READ only grows: a newer one replaces a queued one for the same
+    // copy, so the backlog holds at most one per copy plus the IB_READYs.
+    if (m.type == CollectiveMessageType::kBytesRead) {
+      for (CollectiveMessage& queued : p.backlog) {
+        if (queued.type == m.type && queued.copy == m.copy) {
+          queued.bytes_read = std::max(queued.bytes_read, m.bytes_read);
+          return;
+        }
+      }
+    }
     p.backlog.push_back(m);
     return;
   }
@@ -573,6 +588,9 @@ void TransferOperation::on_completion(const Completion& c) {
 }
 
 void TransferOperation::release() {
+  // Completions that still arrive (flushed receives) must not reach a
+  // released or destroyed operation.
+  if (started_) env_.nic.set_completion_handler([](const Completion&) {});
   for (const MemoryRegion& r : regions_) (void)env_.nic.deregister_memory(r);
   regions_.clear();
   for (const Buffer& b : allocations_) env_.memory.free(b);

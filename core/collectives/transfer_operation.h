@@ -70,8 +70,10 @@ class TransferOperation {
   uint64_t chunks_issued() const { return chunks_issued_; }
   uint64_t messages_sent() const { return messages_sent_; }
 
-  // Deregisters and frees what start() allocated, once nothing is in flight.
-  // Not called by the destructor: the backend may be gone by then.
+  // Deregisters and frees what start() allocated and detaches from the NIC's
+  // completions. Call it once the backend is idle (copy-engine callbacks in
+  // flight would still reach this object). Not called by the destructor: the
+  // backend may be gone by then.
   void release();
 
  private:

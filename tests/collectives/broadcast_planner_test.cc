@@ -115,9 +115,30 @@ TEST(BroadcastPlanner, IntraNodeRadixChoosesAggregationSplitOrTree) {
   EXPECT_EQ(split.depth_of(split.destinations[4]), 4u);
   EXPECT_EQ(split.ib_buffer_count(), 1u);
   TransferGraph tree = plan(t, MemoryId::host(0), dests, 1 << 20, with(BroadcastAlgorithm::kRadixTree, 2, 2));
-  // Radix-2 tree over [gpu0, gpu1, gpu2, gpu3]: gpu3 is gpu1's child.
-  EXPECT_EQ(tree.depth_of(tree.destinations[2]), 4u);  // gpu1: gpu0 -> IB -> gpu1
-  EXPECT_EQ(tree.depth_of(tree.destinations[4]), 6u);  // gpu3: gpu1 -> IB -> gpu3
+  // Radix-2 tree over [entry, gpu0, gpu1, gpu2, gpu3]: gpu0 and gpu1 are the
+  // entry's children, gpu2 and gpu3 gpu0's (through one host IB buffer).
+  EXPECT_EQ(dest(tree, 0).consumers.size(), 2u);
+  EXPECT_EQ(tree.depth_of(tree.destinations[2]), 2u);  // gpu1: host(1) -> gpu1
+  EXPECT_EQ(tree.depth_of(tree.destinations[4]), 4u);  // gpu3: gpu0 -> IB -> gpu3
+  EXPECT_EQ(tree.ib_buffer_count(), 1u);
+}
+
+TEST(BroadcastPlanner, AggregationFeedsADestinationOnAnotherDestinationsPathOnce) {
+  // Without GPUDirect node1's GPU is reached through node1's host memory, where
+  // a destination already is: that destination becomes the common predecessor,
+  // whatever order the destinations were given in.
+  ClusterTopology t(spec(2, 1, /*gpu_direct=*/false));
+  for (bool gpu_first : {false, true}) {
+    std::vector<MemoryId> dests{MemoryId::host(1), MemoryId::gpu_of(1, 0)};
+    if (gpu_first) std::swap(dests[0], dests[1]);
+    TransferGraph g = plan(t, MemoryId::gpu_of(0, 0), dests, 1 << 20, with(BroadcastAlgorithm::kAggregation));
+    size_t network = 0;
+    for (const TransferCopy& c : g.copies) network += c.hop.network ? 1 : 0;
+    EXPECT_EQ(network, 1u) << "the message crosses the network once";
+    const TransferBuffer& host_dest = dest(g, gpu_first ? 1 : 0);
+    EXPECT_TRUE(host_dest.serves_as_ib());
+    EXPECT_EQ(g.ib_buffer_count(), 1u);  // node0/host only
+  }
 }
 
 TEST(BroadcastPlanner, DestinationsSharingTheSourceMemoryAreCopiedInPlace) {

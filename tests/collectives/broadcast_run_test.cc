@@ -210,6 +210,37 @@ TEST(BroadcastRun, AMalformedMessageFromAPeerFailsTheBroadcastNamingThePeer) {
       << run.ops[1]->status().message();
 }
 
+TEST(BroadcastRun, AWriteWithImmediateThatIsNoChunkOfThePlanIsRefused) {
+  for (uint32_t imm : {99999u, 0u}) {
+    DirectRun run(broadcast_scenario(2, 0, 1 << 20, MemoryId::host(0), {MemoryId::host(1)}, {}, false));
+    // A zero-byte write passes the NIC's rkey check; its immediate names no
+    // copy (99999) or a real copy with no bytes (0).
+    RankEnv env0 = run.simulator.env(0);
+    SendWorkRequest wr;
+    wr.wr_id = 7;
+    wr.opcode = WorkOpcode::kRdmaWriteWithImm;
+    wr.imm_data = imm;
+    ASSERT_TRUE(env0.nic.post_send(env0.nic.queue_pair_to(1), wr).is_ok());
+    run.simulator.run();
+    EXPECT_EQ(run.ops[1]->status().code(), StatusCode::kMalformedMessage) << imm;
+    EXPECT_NE(run.ops[1]->status().message().find("from rank 0"), std::string::npos)
+        << run.ops[1]->status().message();
+  }
+}
+
+TEST(BroadcastRun, AChainFinishesNoSoonerThanItsPipelinedBoundAndCloseToIt) {
+  // gpu -> host IB -> network -> host IB -> gpu: four stages, one busiest link.
+  Scenario s = broadcast_scenario(2, 1, 256 << 20, MemoryId::gpu_of(0, 0), {MemoryId::gpu_of(1, 0)},
+                                  {}, false);
+  s.cluster.gpu_direct = {{false}, {false}};
+  NullTraceSink trace;
+  BroadcastReport r = run_broadcast(s, {}, trace);
+  ASSERT_TRUE(r.passed()) << joined(r.problems);
+  EXPECT_EQ(r.graph.depth(), 3u);
+  EXPECT_GE(r.finish_ns, r.bound.total_ns);
+  EXPECT_LE(r.finish_ns, r.bound.total_ns * 5 / 4);
+}
+
 TEST(BroadcastRun, AnInstanceSmallerThanTheBroadcastIsRefusedAtStart) {
   Scenario s = broadcast_scenario(2, 0, 4096, MemoryId::host(0), {MemoryId::host(1)});
   ClusterTopology topology(topology_spec_of(s.cluster));
