@@ -138,11 +138,19 @@ Status intra_node(GraphBuilder& b, uint32_t root, const std::vector<uint32_t>& t
                   uint32_t radix_intra, const ClusterTopology& topology) {
   if (targets.empty()) return {};
   if (radix_intra == 0) return aggregate(b, root, targets, topology);
-  // CPU and GPU destinations apart.
+  // A destination in the root's own memory is a copy in place from the root:
+  // as a vertex of a tree it would only read the same memory a second time.
+  // The rest: CPU and GPU destinations apart.
+  const MemoryId root_memory = b.graph().buffers[root].memory;
   std::vector<uint32_t> cpu;
   std::vector<uint32_t> gpu;
   for (uint32_t t : targets) {
-    (b.graph().buffers[t].memory.is_host() ? cpu : gpu).push_back(t);
+    const MemoryId m = b.graph().buffers[t].memory;
+    if (m == root_memory) {
+      if (Status st = b.add_leg(root, t, nullptr); !st.is_ok()) return st;
+      continue;
+    }
+    (m.is_host() ? cpu : gpu).push_back(t);
   }
   for (const std::vector<uint32_t>* group : {&cpu, &gpu}) {
     if (group->empty()) continue;
