@@ -110,6 +110,7 @@ bool EventQueue::run_next() {
     std::push_heap(heap_.begin(), heap_.end(), later);
   }
   now_ns_ = std::max(now_ns_, first.at_ns);
+  scheduler_->ran(ready_info_[pick]);
   run_slot(ready_[pick].slot);
   return true;
 }

@@ -20,8 +20,12 @@ struct ReadyEvent {
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
-  // Index into `ready` (never empty) of the event to run next.
+  // Index into `ready` (never empty) of the event to run next. Called only
+  // when more than one event is ready.
   virtual size_t pick(std::span<const ReadyEvent> ready) = 0;
+  // Every event, chosen or alone, just before it runs (the model checker
+  // fingerprints each rank's history with it).
+  virtual void ran(const ReadyEvent& /*event*/) {}
 };
 
 // Insertion order. The simulator's default.

@@ -20,6 +20,17 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
   sim_options.payload = report.payload;
   sim::Simulator simulator(scenario.cluster, sim_options, trace);
   report.ranks = simulator.world_size();
+  if (options.scheduler != nullptr) {
+    // The simulator owns its scheduler; this one forwards to the caller's.
+    struct Forward final : sim::Scheduler {
+      explicit Forward(sim::Scheduler& to) : to_(to) {}
+      size_t pick(std::span<const sim::ReadyEvent> ready) override { return to_.pick(ready); }
+      void ran(const sim::ReadyEvent& event) override { to_.ran(event); }
+      sim::Scheduler& to_;
+    };
+    simulator.set_scheduler(std::make_unique<Forward>(*options.scheduler));
+  }
+  if (options.observer != nullptr) simulator.set_observer(options.observer);
 
   std::vector<std::unique_ptr<tf_verbs::RdmaRendezvous>> rendezvous;
   std::vector<tf_verbs::RdmaRendezvous*> rendezvous_ptrs;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "backend_sim/scheduler.h"
+#include "backend_sim/sim_observer.h"
 #include "backend_sim/sim_stats.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
 #include "core/trace_sink.h"
@@ -19,6 +21,10 @@ struct SimulationOptions {
   bool timing_only = false;  // override the scenario's [run] mode
   uint64_t seed = 0;         // 0: the scenario's seed
   bool has_seed = false;
+  // For the model checker: who orders same-time events (default FIFO), and
+  // who watches the simulated hardware. Both outlive the run.
+  sim::Scheduler* scheduler = nullptr;
+  sim::SimObserver* observer = nullptr;
 };
 
 struct SimulationReport {

@@ -9,7 +9,11 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;
 // Bad input: a scenario file, a flag, an output file that cannot be written.
 inline constexpr int kExitBadInput = 2;
+// `check` found a liveness violation: a deadlock, or a request that never completes.
+// (`check` reports a safety violation as kExitCheckFailed.)
+inline constexpr int kExitLivenessViolation = 3;
 // A bug in tensorwire itself (an unexpected exception); please report it.
-inline constexpr int kExitInternalError = 3;
+// EX_SOFTWARE of sysexits.h, clear of every code a command gives on purpose.
+inline constexpr int kExitInternalError = 70;
 
 }  // namespace tensorwire::app

@@ -38,6 +38,7 @@ class WorkloadDriver::Impl {
   void release_memory() {
     for (auto& [key, buffer] : sources_) envs_[key.rank].memory.free(buffer);
     sources_.clear();
+    released_ = true;
   }
 
   WorkloadResult result_;
@@ -149,7 +150,23 @@ class WorkloadDriver::Impl {
       st = Status(StatusCode::kOutOfMemory, "cannot allocate source tensor '" + t.name +
                                                 "' on rank " + std::to_string(t.src));
     } else {
-      st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor));
+      // Once Send is done the application may reuse its buffer, and does: in
+      // payload mode the source is scribbled over, unless a later Send of the
+      // same tensor has taken the buffer again. A protocol that still reads
+      // the caller's buffer after SendDone then delivers the scribble.
+      SourceKey sk{t.src, t.name, t.src_kind, t.src_device, tensor.total_bytes()};
+      const uint64_t generation = ++source_generation_[sk];
+      const Buffer buffer = tensor.buffer;
+      MemorySpace& memory = envs_[t.src].memory;
+      st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor),
+                             [this, sk, generation, buffer, &memory](Status) {
+                               if (source_generation_[sk] != generation) return;
+                               if (!memory.holds_payload() || buffer.length == 0) return;
+                               if (!released_ && sources_.count(sk) != 0) {
+                                 scribble_.assign(buffer.length, std::byte{0xa5});
+                                 (void)memory.write_bytes(buffer, 0, scribble_);
+                               }
+                             });
     }
     if (st.is_ok()) return;
     // The Recv (posted already or still to come) learns of the failure
@@ -265,7 +282,10 @@ class WorkloadDriver::Impl {
   std::vector<RankEnv> envs_;
   std::vector<tf_verbs::RdmaRendezvous*> rdv_;
   std::map<SourceKey, Buffer> sources_;
+  std::map<SourceKey, uint64_t> source_generation_;  // Sends of each source so far
   std::vector<std::byte> scratch_;
+  std::vector<std::byte> scribble_;
+  bool released_ = false;
   bool phase_open_ = false;  // between start_phase and finish_phase
   std::vector<RecvSlot> slots_;
   size_t step_index_ = 0;

@@ -299,4 +299,76 @@ TEST_F(TensorwireCli, PlanWithAnImpossibleIbPoolIsBadInputSayingWhy) {
   EXPECT_TRUE(contains(r.err, "IB pool")) << r.err;
 }
 
+// Two ranks, one tensor that grows at step 2: small enough to explore.
+const char* kCheckScenario = R"(name = "check"
+[cluster]
+nodes = 2
+[workload]
+kind = "tensors"
+steps = 2
+[[workload.tensor]]
+name = "a"
+src = 0
+dst = 1
+shape = [16]
+[[workload.tensor]]
+name = "b"
+src = 0
+dst = 1
+shape = [4]
+[[workload.change]]
+step = 2
+tensor = "a"
+shape = [64]
+)";
+
+TEST_F(TensorwireCli, CheckFindsNothingInACorrectProtocolAndPrintsTheSeed) {
+  std::ofstream(path("c.toml")) << kCheckScenario;
+  const CliRun r = run("check " + quoted(path("c.toml").string()) + " --strategy dfs --max-schedules 300");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "--seed 1")) << r.out;
+  EXPECT_TRUE(contains(r.out, "distinct states")) << r.out;
+  EXPECT_TRUE(contains(r.out, "outcome         nothing found")) << r.out;
+}
+
+TEST_F(TensorwireCli, CheckReportsASafetyViolationWithAScheduleThatReplays) {
+  std::ofstream(path("c.toml")) << kCheckScenario;
+  const std::string prefix = path("cex").string();
+  const CliRun r = run("check " + quoted(path("c.toml").string()) +
+                       " --plant-bug stale_re_request_address --out " + quoted(prefix));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "safety violation")) << r.out;
+  const std::string schedule = read_file(prefix + ".schedule");
+  EXPECT_EQ(schedule.rfind("tensorwire-schedule 1\n", 0), 0u) << schedule;
+  EXPECT_FALSE(read_file(prefix + ".steps.txt").empty());
+  EXPECT_NO_THROW(nlohmann::json::parse(read_file(prefix + ".trace.json")));
+  // --replay re-runs exactly that execution: the same violation.
+  const CliRun again = run("check " + quoted(path("c.toml").string()) +
+                           " --plant-bug stale_re_request_address --replay " +
+                           quoted(prefix + ".schedule") + " --out " + quoted(path("again").string()));
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  EXPECT_TRUE(contains(again.out, "replayed: safety violation")) << again.out;
+  EXPECT_FALSE(contains(again.out, "does not fit")) << again.out;
+}
+
+TEST_F(TensorwireCli, CheckReportsALivenessViolationAsExitThree) {
+  std::ofstream(path("c.toml")) << kCheckScenario;
+  const CliRun r = run("check " + quoted(path("c.toml").string()) +
+                       " --plant-bug reuse_request_index --out " + quoted(path("live").string()));
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "liveness violation")) << r.out;
+}
+
+TEST_F(TensorwireCli, CheckWithBadInputIsExitTwo) {
+  std::ofstream(path("c.toml")) << kCheckScenario;
+  std::ofstream(path("bad.schedule")) << "not a schedule\n";
+  const CliRun bad_replay = run("check " + quoted(path("c.toml").string()) + " --replay " +
+                                quoted(path("bad.schedule").string()));
+  EXPECT_EQ(bad_replay.exit_code, 2);
+  EXPECT_TRUE(contains(bad_replay.err, "bad.schedule:1: not a schedule file")) << bad_replay.err;
+  EXPECT_EQ(run("check " + quoted(path("c.toml").string()) + " --strategy bfs").exit_code, 2);
+  EXPECT_EQ(run("check " + quoted(path("c.toml").string()) + " --plant-bug nosuch").exit_code, 2);
+  EXPECT_EQ(run("check " + quoted(kBroadcastMixed)).exit_code, 2);
+}
+
 }  // namespace

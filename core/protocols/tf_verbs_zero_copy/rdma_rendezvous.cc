@@ -164,6 +164,12 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       fail_later(std::move(done), index.status());
       return;
     }
+    if (options_.planted_bug == PlantedBug::kReuseRequestIndex && !requests_.empty()) {
+      // An index still outstanding: the new request takes the old one's place.
+      indices_.release(*index);
+      index = requests_.begin()->first;
+      requests_.erase(requests_.begin());
+    }
     uint64_t serial = next_serial_++;
     auto request = std::make_unique<RdmaTensorRequest>(*this, *index, src, std::move(n), step_id,
                                                        args, std::move(done));

@@ -186,6 +186,9 @@ void RdmaTensorRequest::RecvTensorMetaData(const wire::RdmaMessage& message) {
   // update, so the old buffers can go back to the pool.
   bool reusable = allocated_meta_ && layout_of(*allocated_meta_) == layout_of(meta) &&
                   allocated_meta_->byte_size() == meta.byte_size();
+  if (env_.options().planted_bug == PlantedBug::kNoReallocOnSizeChange && allocated_meta_) {
+    reusable = true;  // cached the new meta-data, kept the old buffer
+  }
   if (reusable) {
     allocated_meta_ = meta;
   } else {
@@ -281,6 +284,11 @@ void RdmaTensorRequest::RecvTensorContent(uint32_t byte_len) {
     if (!st.is_ok()) {
       complete(st, {});
       finish(false);
+      return;
+    }
+    if (env_.options().planted_bug == PlantedBug::kFreeProxyBeforeCopy) {
+      // Freed while the copy engine still reads it.
+      env_.memory_mgr().discard(proxy_->buffer);
     }
     return;
   }

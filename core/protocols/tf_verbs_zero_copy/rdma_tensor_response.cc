@@ -104,11 +104,24 @@ Status RdmaTensorResponse::prepare_content(bool direct) {
                                               " bytes is shorter than the tensor"};
   }
   MemoryKind kind = tensor.buffer.kind;
+  const PlantedBug bug = env_.options().planted_bug;
   if (is_nic_reachable(kind) && direct) {
     // Zero copies: the NIC reads the source tensor itself.
+    if (bug == PlantedBug::kUnregisteredSource) {
+      source_ = Sge{tensor.buffer.addr, static_cast<uint32_t>(bytes), 0};
+      return Status::ok();
+    }
     auto region = mgr.register_source(tensor.buffer);
     if (!region.is_ok()) return region.status();
     source_ = Sge{tensor.buffer.addr, static_cast<uint32_t>(bytes), region->lkey};
+    return Status::ok();
+  }
+  if (is_host(kind) && bug == PlantedBug::kSkipClone) {
+    // The caller's buffer as it is, and the caller told it may reuse it.
+    auto region = mgr.register_source(tensor.buffer);
+    if (!region.is_ok()) return region.status();
+    source_ = Sge{tensor.buffer.addr, static_cast<uint32_t>(bytes), region->lkey};
+    sent_.reset();
     return Status::ok();
   }
   if (is_host(kind)) {
@@ -190,8 +203,12 @@ void RdmaTensorResponse::Resume(const wire::RdmaMessage& re_request) {
     Destroy();
     return;
   }
-  remote_addr_ = re_request.remote_addr;
-  rkey_ = re_request.rkey;
+  const bool keep_stale = env_.options().planted_bug == PlantedBug::kStaleReRequestAddress &&
+                          remote_addr_ != 0;
+  if (!keep_stale) {
+    remote_addr_ = re_request.remote_addr;
+    rkey_ = re_request.rkey;
+  }
   if (state_ == State::kWaitingReRequest) post_write();
 }
 
@@ -212,6 +229,11 @@ void RdmaTensorResponse::post_write() {
     if (sent_) sent_->status = st;
     Destroy();
     return;
+  }
+  if (env_.options().planted_bug == PlantedBug::kDestroyResponseEarly && content_) {
+    // The clone is freed while the NIC has yet to read it.
+    env_.memory_mgr().discard(content_->buffer);
+    content_.reset();
   }
   ++env_.stats().content_writes;
 }

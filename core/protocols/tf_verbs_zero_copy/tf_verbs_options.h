@@ -2,10 +2,35 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "core/clock.h"
 
 namespace tensorwire::tf_verbs {
+
+// Deliberate bugs, planted for the model checker's bug zoo (tests/model): each
+// is a mistake the original design guards against, switched on at run time so
+// a test can show the checker finds it. kNone everywhere else.
+enum class PlantedBug : uint8_t {
+  kNone,
+  kStaleReRequestAddress,   // the sender writes to the original request's address after a re-request
+  kSkipClone,               // the sender writes the caller's tensor instead of a clone
+  kReuseRequestIndex,       // a request_index is handed out while still outstanding
+  kFreeProxyBeforeCopy,     // the receiver frees the host proxy before the GPU copy is done
+  kNoReallocOnSizeChange,   // the receiver caches new meta-data but keeps the old buffer
+  kDestroyResponseEarly,    // the response lets go of its source right after posting the write
+  kUnregisteredSource,      // the sender writes from a source it never registered
+};
+
+const char* planted_bug_name(PlantedBug bug);
+// "stale_re_request_address", ...; false for an unknown name.
+bool planted_bug_from_name(std::string_view name, PlantedBug& bug);
+// Every bug but kNone, for listings and tests.
+inline constexpr PlantedBug kPlantedBugs[] = {
+    PlantedBug::kStaleReRequestAddress, PlantedBug::kSkipClone,
+    PlantedBug::kReuseRequestIndex,     PlantedBug::kFreeProxyBeforeCopy,
+    PlantedBug::kNoReallocOnSizeChange, PlantedBug::kDestroyResponseEarly,
+    PlantedBug::kUnregisteredSource};
 
 struct TfVerbsOptions {
   // Receive buffers pre-posted per peer for control messages and write-with-imm
@@ -14,6 +39,7 @@ struct TfVerbsOptions {
   // A Recv that gets no answer for this long fails with kAborted-like timeout
   // error; 0 disables (faults still surface through QP errors).
   TimeNs request_timeout_ns = 0;
+  PlantedBug planted_bug = PlantedBug::kNone;
 };
 
 }  // namespace tensorwire::tf_verbs

@@ -1,0 +1,230 @@
+#include "apps/tensorwire/check_command.h"
+
+#include <chrono>
+#include <charconv>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+
+#include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/output_file.h"
+#include "model/explorer.h"
+#include "model/schedule_file.h"
+#include "report/chrome_trace_writer.h"
+#include "report/progress_bar.h"
+#include "report/units_format.h"
+#include "scenario/scenario_loader.h"
+#include "scenario/text_file.h"
+
+namespace tensorwire::app {
+namespace {
+
+constexpr const char* kErrorPrefix = "tensorwire: error: ";
+
+// A trace sink that keeps every event as a line, in the order they happened:
+// the readable step-by-step account of a failing execution.
+class TextTraceSink final : public TraceSink {
+ public:
+  void slice(std::string_view track, std::string_view name, TimeNs start_ns, TimeNs duration_ns,
+             std::string_view detail) override {
+    out_ << start_ns << " ns  " << track << "  " << name << " (" << duration_ns << " ns)";
+    if (!detail.empty()) out_ << "  " << detail;
+    out_ << "\n";
+  }
+  void instant(std::string_view track, std::string_view name, TimeNs at_ns,
+               std::string_view detail) override {
+    out_ << at_ns << " ns  " << track << "  " << name;
+    if (!detail.empty()) out_ << "  " << detail;
+    out_ << "\n";
+  }
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+};
+
+// Both sinks at once.
+class TeeTraceSink final : public TraceSink {
+ public:
+  TeeTraceSink(TraceSink& a, TraceSink& b) : a_(a), b_(b) {}
+  void slice(std::string_view track, std::string_view name, TimeNs start, TimeNs dur,
+             std::string_view detail) override {
+    a_.slice(track, name, start, dur, detail);
+    b_.slice(track, name, start, dur, detail);
+  }
+  void instant(std::string_view track, std::string_view name, TimeNs at,
+               std::string_view detail) override {
+    a_.instant(track, name, at, detail);
+    b_.instant(track, name, at, detail);
+  }
+
+ private:
+  TraceSink& a_;
+  TraceSink& b_;
+};
+
+int exit_code_of(model::CheckOutcome outcome) {
+  switch (outcome) {
+    case model::CheckOutcome::kNothingFound: return kExitOk;
+    case model::CheckOutcome::kSafety: return kExitCheckFailed;
+    case model::CheckOutcome::kLiveness: return kExitLivenessViolation;
+  }
+  return kExitInternalError;
+}
+
+Status write_file(const std::string& path, const std::string& text) {
+  Result<OutputFile> file = OutputFile::open(path, "--out");
+  if (!file) return file.status();
+  return file->write_and_close(text);
+}
+
+}  // namespace
+
+CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
+  CLI::App* check = app.add_subcommand(
+      "check", "Explore the orders of a scenario's same-time events and report any that breaks a check");
+  check->add_option("SCENARIO", args.scenario_path, "Scenario file (TOML)")->required()->type_name("");
+  check->add_option("--strategy", args.strategy,
+                    "dfs (every order, first to last), random (seeded random walks) or pct "
+                    "(probabilistic concurrency testing)")
+      ->check(CLI::IsMember({"dfs", "random", "pct"}))
+      ->type_name("NAME");
+  check->add_option("--max-schedules", args.max_schedules, "Executions to run at most (default 1000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
+      ->type_name("N");
+  check->add_option_function<uint64_t>(
+           "--seed",
+           [&args](const uint64_t& seed) {
+             args.seed = seed;
+             args.has_seed = true;
+           },
+           "Seed of the scenario's content and of the strategies (default: the scenario's)")
+      ->type_name("N");
+  check->add_option("--pct-depth", args.pct_depth, "PCT's bug depth d (default 3)")
+      ->check(CLI::Range(1u, 64u))
+      ->type_name("D");
+  check->add_option("--replay", args.replay_path,
+                    "Re-run the one execution a schedule file (written by an earlier check) describes")
+      ->type_name("FILE");
+  check->add_option("--out", args.out_prefix,
+                    "On a violation, write PREFIX.schedule, PREFIX.steps.txt and PREFIX.trace.json "
+                    "(default: tensorwire-check)")
+      ->type_name("PREFIX");
+  std::vector<std::string> bugs{"none"};
+  for (tf_verbs::PlantedBug b : tf_verbs::kPlantedBugs) bugs.emplace_back(tf_verbs::planted_bug_name(b));
+  check->add_option("--plant-bug", args.plant_bug,
+                    "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it")
+      ->check(CLI::IsMember(bugs))
+      ->type_name("NAME");
+  return check;
+}
+
+int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress) {
+  Scenario scenario;
+  try {
+    scenario = load_scenario_file(args.scenario_path);
+  } catch (const std::exception& e) {
+    err << kErrorPrefix << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (scenario.broadcast) {
+    err << kErrorPrefix << "check explores the tensor workloads (tf_verbs_zero_copy); '"
+        << args.scenario_path << "' is a broadcast, whose invariants `tensorwire run` checks\n";
+    return kExitBadInput;
+  }
+  tf_verbs::planted_bug_from_name(args.plant_bug, scenario.tf_verbs.planted_bug);
+  model::CheckOptions options;
+  options.seed = args.has_seed ? args.seed : scenario.seed;
+  options.max_schedules = args.max_schedules;
+  options.pct_depth = args.pct_depth;
+  options.strategy = args.strategy == "dfs"   ? model::CheckStrategy::kDfs
+                     : args.strategy == "pct" ? model::CheckStrategy::kPct
+                                              : model::CheckStrategy::kRandom;
+
+  std::optional<model::Execution> failing;
+  std::string strategy_name = args.strategy;
+  if (!args.replay_path.empty()) {
+    Result<std::string> text = read_text_file(args.replay_path);
+    if (!text) {
+      err << kErrorPrefix << "--replay: " << text.status().message() << "\n";
+      return kExitBadInput;
+    }
+    Result<model::ScheduleFile> schedule = model::parse_schedule_file(*text, args.replay_path);
+    if (!schedule) {
+      err << kErrorPrefix << schedule.status().message() << "\n";
+      return kExitBadInput;
+    }
+    const uint64_t seed = args.has_seed ? args.seed : schedule->seed;
+    out << "tensorwire check " << args.scenario_path << " --replay " << args.replay_path
+        << " (seed " << seed << ", " << schedule->choices.size() << " choices)\n";
+    model::ReplayStrategy replay(schedule->choices);
+    NullTraceSink none;
+    model::Execution e =
+        model::run_execution(model::model_scenario(scenario), seed, replay, none);
+    if (e.diverged) {
+      out << "warning: the schedule does not fit this scenario's execution (another scenario, "
+             "seed or version?); the rest ran in first-ready order\n";
+    }
+    out << "replayed: " << model::check_outcome_name(e.outcome) << "\n";
+    for (const std::string& p : e.problems) out << "  " << p << "\n";
+    options.seed = seed;
+    strategy_name = "replay of " + schedule->strategy;
+    if (e.outcome == model::CheckOutcome::kNothingFound) return kExitOk;
+    failing = std::move(e);
+  } else {
+    out << "tensorwire check " << args.scenario_path << " --strategy " << args.strategy
+        << " --seed " << options.seed << " --max-schedules " << options.max_schedules
+        << (args.plant_bug != "none" ? " --plant-bug " + args.plant_bug : std::string()) << "\n"
+        << std::flush;
+    const auto started = std::chrono::steady_clock::now();
+    model::CheckReport report;
+    {
+      report::ProgressBar bar(err, progress);
+      report = model::check(scenario, options,
+                            [&bar](uint64_t done, uint64_t total) { bar.update(done, total); });
+      bar.finish();
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    out << "\nschedules       " << report::format_count(report.schedules)
+        << (report.exhausted ? " (every order explored)" : "") << "\n"
+        << "distinct states " << report::format_count(report.distinct_states) << " ("
+        << report::format_count(static_cast<uint64_t>(seconds > 0 ? report.distinct_states / seconds : 0))
+        << " states/s, " << report::format_count(report.choice_points) << " choice points, "
+        << report::format_count(report.events) << " events)\n"
+        << "outcome         " << model::check_outcome_name(report.outcome) << "\n";
+    if (!report.counterexample) return kExitOk;
+    failing = std::move(report.counterexample);
+    out << "failing schedule: " << report.schedules << " of this run\n";
+    for (const std::string& p : failing->problems) out << "  " << p << "\n";
+  }
+
+  // Write the counterexample: the schedule, and a trace of re-running it.
+  model::ScheduleFile file;
+  file.scenario = args.scenario_path;
+  file.seed = options.seed;
+  file.strategy = strategy_name;
+  file.outcome = model::check_outcome_name(failing->outcome);
+  file.choices = failing->choices;
+  report::ChromeTraceWriter chrome;
+  TextTraceSink text;
+  TeeTraceSink both(chrome, text);
+  model::ReplayStrategy replay(failing->choices);
+  model::run_execution(model::model_scenario(scenario), options.seed, replay, both);
+  const std::string prefix = args.out_prefix;
+  for (const auto& [suffix, content] :
+       {std::pair<std::string, std::string>{".schedule", model::schedule_file_text(file)},
+        {".steps.txt", text.text()},
+        {".trace.json", chrome.to_json()}}) {
+    if (Status st = write_file(prefix + suffix, content); !st.is_ok()) {
+      err << kErrorPrefix << st.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  out << "counterexample: " << prefix << ".schedule (replay: tensorwire check "
+      << args.scenario_path << " --replay " << prefix << ".schedule), " << prefix
+      << ".steps.txt, " << prefix << ".trace.json\n";
+  return exit_code_of(failing->outcome);
+}
+
+}  // namespace tensorwire::app

@@ -1,0 +1,31 @@
+// `tensorwire check SCENARIO [--strategy dfs|random|pct] [--max-schedules N]
+// [--seed N] [--pct-depth D] [--replay FILE] [--out PREFIX] [--plant-bug NAME]`: explore the
+// orders in which a scenario's same-time events can run (model/explorer.h).
+// Exit codes: 0 nothing found, 1 safety violation, 3 liveness violation,
+// 2 bad input.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace tensorwire::app {
+
+struct CheckArgs {
+  std::string scenario_path;
+  std::string strategy = "random";
+  uint64_t max_schedules = 1000;
+  uint64_t seed = 0;
+  bool has_seed = false;
+  uint32_t pct_depth = 3;
+  std::string replay_path;
+  std::string out_prefix = "tensorwire-check";
+  std::string plant_bug = "none";  // tf_verbs::PlantedBug by name: the bug zoo
+};
+
+CLI::App* add_check_command(CLI::App& app, CheckArgs& args);
+int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress);
+
+}  // namespace tensorwire::app

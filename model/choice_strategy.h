@@ -1,0 +1,78 @@
+// Who decides the order of events that are ready at the same simulated time.
+// The model checker runs a scenario many times, each time with a strategy
+// that picks differently; what it picked is recorded as a schedule, which a
+// ReplayStrategy follows to rerun the same execution exactly.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend_sim/scheduler.h"
+
+namespace tensorwire::model {
+
+class ChoiceStrategy {
+ public:
+  virtual ~ChoiceStrategy() = default;
+  // An index into `ready` (at least two events). `step` counts choice points
+  // from 0 in this execution.
+  virtual uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) = 0;
+};
+
+// Uniformly at random, from a seed (its own splitmix64: the standard
+// library's distributions differ between implementations).
+class RandomWalkStrategy final : public ChoiceStrategy {
+ public:
+  explicit RandomWalkStrategy(uint64_t seed) : state_(seed) {}
+  uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override;
+
+ private:
+  uint64_t state_;
+};
+
+// PCT (Burckhardt et al., probabilistic concurrency testing): every rank gets
+// a distinct random priority and the highest-priority ready rank runs; at
+// depth - 1 random choice points the running rank drops below every other.
+// Finds a bug of depth d with probability at least 1 / (n * k^(d-1)) per run
+// (n ranks, k choice points).
+class PctStrategy final : public ChoiceStrategy {
+ public:
+  PctStrategy(uint64_t seed, uint32_t ranks, uint32_t depth, uint64_t expected_steps);
+  uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override;
+
+ private:
+  std::vector<int64_t> priority_;        // by rank
+  std::vector<uint64_t> change_points_;  // choice-point numbers, sorted
+};
+
+// Follows a recorded schedule. Past its end, or where a recorded choice is out
+// of range (the execution diverged), it picks 0 and remembers that it did.
+class ReplayStrategy final : public ChoiceStrategy {
+ public:
+  explicit ReplayStrategy(std::vector<uint32_t> choices) : choices_(std::move(choices)) {}
+  uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override;
+  bool diverged() const { return diverged_; }
+
+ private:
+  std::vector<uint32_t> choices_;
+  bool diverged_ = false;
+};
+
+// A sim::Scheduler that asks a strategy at every choice point and records,
+// for each, how many events were ready and which was picked.
+class RecordingScheduler final : public sim::Scheduler {
+ public:
+  explicit RecordingScheduler(ChoiceStrategy& strategy) : strategy_(strategy) {}
+  size_t pick(std::span<const sim::ReadyEvent> ready) override;
+
+  const std::vector<uint32_t>& choices() const { return choices_; }
+  const std::vector<uint32_t>& widths() const { return widths_; }
+
+ private:
+  ChoiceStrategy& strategy_;
+  std::vector<uint32_t> choices_;
+  std::vector<uint32_t> widths_;
+};
+
+}  // namespace tensorwire::model

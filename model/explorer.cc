@@ -1,0 +1,227 @@
+#include "model/explorer.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "backend_sim/sim_observer.h"
+#include "runner/simulation_run.h"
+
+namespace tensorwire::model {
+namespace {
+
+constexpr double kUnboundedBandwidth = 1e14;  // the loader's largest
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+// A fingerprint of the cluster's state at a choice point. A rank is a
+// deterministic state machine, so its state is a function of the events it
+// has run: each rank's history (every event's kind, and each completion's
+// details) is hashed as it grows; the fingerprint combines the histories and
+// what is ready now. Equal fingerprints are taken as equal states: that is the
+// abstraction the dfs strategy prunes with.
+class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
+ public:
+  Fingerprinter(RecordingScheduler& inner, uint32_t ranks, std::vector<uint64_t>* out)
+      : inner_(inner), rank_hash_(ranks, 0), out_(out) {}
+  void on_completion(RankId rank, const Completion& c) override {
+    if (rank >= rank_hash_.size()) return;
+    uint64_t h = rank_hash_[rank];
+    for (uint64_t v : {c.wr_id, uint64_t{c.peer}, uint64_t(c.opcode), uint64_t(c.status),
+                       uint64_t{c.byte_len}, uint64_t{c.imm_data}}) {
+      h = mix(h, v);
+    }
+    rank_hash_[rank] = h;
+  }
+  void ran(const sim::ReadyEvent& e) override {
+    if (e.rank >= rank_hash_.size()) return;
+    uint64_t h = rank_hash_[e.rank];
+    for (const char* k = e.kind; *k != 0; ++k) h = mix(h, static_cast<unsigned char>(*k));
+    rank_hash_[e.rank] = mix(h, 0xff);
+  }
+  size_t pick(std::span<const sim::ReadyEvent> ready) override {
+    if (out_ != nullptr) {
+      uint64_t h = 0;
+      for (uint64_t r : rank_hash_) h = mix(h, r);
+      std::vector<std::pair<uint32_t, std::string>> kinds;
+      for (const auto& e : ready) kinds.emplace_back(e.rank, e.kind);
+      std::sort(kinds.begin(), kinds.end());
+      for (const auto& [rank, kind] : kinds) {
+        h = mix(h, rank);
+        for (char ch : kind) h = mix(h, static_cast<unsigned char>(ch));
+      }
+      out_->push_back(h);
+    }
+    return inner_.pick(ready);
+  }
+
+ private:
+  RecordingScheduler& inner_;
+  std::vector<uint64_t> rank_hash_;
+  std::vector<uint64_t>* out_;
+};
+
+bool is_liveness_problem(const std::string& p) {
+  return p.rfind("liveness", 0) == 0 || p.find("still pending") != std::string::npos;
+}
+
+// Follows a prefix, then always picks the first ready event.
+class PrefixStrategy final : public ChoiceStrategy {
+ public:
+  explicit PrefixStrategy(std::vector<uint32_t> prefix) : prefix_(std::move(prefix)) {}
+  uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override {
+    return step < prefix_.size() && prefix_[step] < ready.size() ? prefix_[step] : 0;
+  }
+
+ private:
+  std::vector<uint32_t> prefix_;
+};
+
+uint64_t derive_seed(uint64_t seed, uint64_t index) {
+  uint64_t s = seed ^ (index * 0xd1b54a32d192ed03ull);
+  s = (s ^ (s >> 30)) * 0xbf58476d1ce4e5b9ull;
+  return s ^ (s >> 31);
+}
+
+}  // namespace
+
+const char* check_outcome_name(CheckOutcome outcome) {
+  switch (outcome) {
+    case CheckOutcome::kNothingFound: return "nothing found";
+    case CheckOutcome::kSafety: return "safety violation";
+    case CheckOutcome::kLiveness: return "liveness violation";
+  }
+  return "?";
+}
+
+const char* check_strategy_name(CheckStrategy strategy) {
+  switch (strategy) {
+    case CheckStrategy::kDfs: return "dfs";
+    case CheckStrategy::kRandom: return "random";
+    case CheckStrategy::kPct: return "pct";
+  }
+  return "?";
+}
+
+Scenario model_scenario(Scenario s) {
+  auto& c = s.cluster;
+  c.nic_latency_ns = 0;
+  c.pcie_latency_ns = 0;
+  c.nvlink_latency_ns = 0;
+  c.registration_base_ns = 0;
+  c.registration_per_page_ns = 0;
+  c.nic_bandwidth_bytes_per_s = kUnboundedBandwidth;
+  c.pcie_bandwidth_bytes_per_s = kUnboundedBandwidth;
+  if (c.nvlink_bandwidth_bytes_per_s > 0) c.nvlink_bandwidth_bytes_per_s = kUnboundedBandwidth;
+  c.host_memcpy_bandwidth_bytes_per_s = kUnboundedBandwidth;
+  s.payload = true;
+  for (WorkloadStep& step : s.workload.steps) {
+    for (WorkloadPhase& phase : step.phases) {
+      phase.compute_before_ns = 0;
+      for (TensorTransfer& t : phase.transfers) {
+        t.send_offset_ns = 0;
+        t.recv_offset_ns = 0;
+      }
+    }
+  }
+  return s;
+}
+
+Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy& strategy,
+                        TraceSink& trace, std::vector<uint64_t>* state_fingerprints) {
+  RecordingScheduler recorder(strategy);
+  Fingerprinter fingerprinter(recorder, scenario.cluster.nodes, state_fingerprints);
+  SimulationOptions options;
+  options.seed = seed;
+  options.has_seed = true;
+  options.scheduler = &fingerprinter;
+  options.observer = &fingerprinter;
+  SimulationReport report = run_simulation(scenario, options, trace);
+  Execution e;
+  e.problems = report.problems;
+  e.choices = recorder.choices();
+  e.widths = recorder.widths();
+  e.events = report.events_processed;
+  if (auto* replay = dynamic_cast<ReplayStrategy*>(&strategy)) e.diverged = replay->diverged();
+  for (const std::string& p : e.problems) {
+    if (!is_liveness_problem(p)) {
+      e.outcome = CheckOutcome::kSafety;
+      break;
+    }
+    e.outcome = CheckOutcome::kLiveness;
+  }
+  return e;
+}
+
+CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgress on_progress) {
+  const Scenario scenario = model_scenario(input);
+  CheckReport report;
+  std::set<uint64_t> states;
+  std::vector<uint64_t> fingerprints;
+  std::vector<uint32_t> prefix;  // dfs: the next schedule to explore
+  std::vector<bool> owned;       // dfs: choice points whose alternatives are ours to explore
+  std::set<uint64_t> expanded;   // dfs: states whose alternatives are explored
+  uint64_t expected_steps = 1;   // pct: choice points of the first execution
+  NullTraceSink trace;
+  for (uint64_t i = 0; i < options.max_schedules; ++i) {
+    const uint64_t strategy_seed = derive_seed(options.seed, i);
+    fingerprints.clear();
+    Execution e;
+    switch (options.strategy) {
+      case CheckStrategy::kDfs: {
+        PrefixStrategy dfs(prefix);
+        e = run_execution(scenario, options.seed, dfs, trace, &fingerprints);
+        break;
+      }
+      case CheckStrategy::kRandom: {
+        RandomWalkStrategy walk(strategy_seed);
+        e = run_execution(scenario, options.seed, walk, trace, &fingerprints);
+        break;
+      }
+      case CheckStrategy::kPct: {
+        PctStrategy pct(strategy_seed, scenario.cluster.nodes, options.pct_depth, expected_steps);
+        e = run_execution(scenario, options.seed, pct, trace, &fingerprints);
+        if (i == 0) expected_steps = std::max<uint64_t>(1, e.choices.size());
+        break;
+      }
+    }
+    ++report.schedules;
+    report.choice_points += e.choices.size();
+    report.events += e.events;
+    states.insert(fingerprints.begin(), fingerprints.end());
+    if (on_progress) on_progress(report.schedules, options.max_schedules);
+    if (e.outcome != CheckOutcome::kNothingFound) {
+      report.outcome = e.outcome;
+      report.counterexample = std::move(e);
+      report.counterexample_seed = strategy_seed;
+      break;
+    }
+    if (options.strategy == CheckStrategy::kDfs) {
+      // A choice point whose state an earlier execution reached already has
+      // its alternatives explored (or queued) from there: this execution only
+      // owns the points past the prefix whose states were new to it.
+      const size_t prefix_length = prefix.empty() ? 0 : prefix.size();
+      owned.resize(e.choices.size());
+      for (size_t k = prefix_length; k < e.choices.size(); ++k) {
+        owned[k] = expanded.insert(fingerprints[k]).second;
+      }
+      // Next in lexicographic order: the last owned choice point with an
+      // untried alternative, first-ready after it.
+      size_t at = e.choices.size();
+      while (at > 0 && (e.choices[at - 1] + 1 >= e.widths[at - 1] || !owned[at - 1])) --at;
+      if (at == 0) {
+        report.exhausted = true;
+        break;
+      }
+      prefix.assign(e.choices.begin(), e.choices.begin() + static_cast<ptrdiff_t>(at));
+      ++prefix.back();
+    }
+  }
+  report.distinct_states = states.size();
+  return report;
+}
+
+}  // namespace tensorwire::model

@@ -1,0 +1,73 @@
+// The model checker's loop: run a scenario again and again on the simulator,
+// each time with the order of same-time events chosen by a strategy, and stop
+// at the first execution that breaks a check. Every execution is a pure
+// function of (scenario, seed, schedule), so a failing one replays exactly.
+//
+// Safety: what the runner checks after every run (every delivered tensor equals
+// what was sent, no Recv failed or completed twice). Liveness: the simulator
+// went idle with work pending (a deadlock, or a request that never completes).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/trace_sink.h"
+#include "model/choice_strategy.h"
+#include "scenario/scenario.h"
+
+namespace tensorwire::model {
+
+enum class CheckOutcome : uint8_t { kNothingFound, kSafety, kLiveness };
+const char* check_outcome_name(CheckOutcome outcome);
+
+enum class CheckStrategy : uint8_t { kDfs, kRandom, kPct };
+const char* check_strategy_name(CheckStrategy strategy);
+
+// The scenario as the checker runs it: ordering, not timing, decides. Every
+// latency and fixed cost is 0 and every bandwidth the largest allowed, so that
+// what could happen in either order happens at the same simulated time and the
+// strategy picks; the application's Send and Recv calls of a phase are all
+// made at its start, so their order is a choice too. Payload mode, so every
+// delivered byte is checked.
+Scenario model_scenario(Scenario scenario);
+
+struct Execution {
+  CheckOutcome outcome = CheckOutcome::kNothingFound;
+  std::vector<std::string> problems;
+  std::vector<uint32_t> choices;  // the schedule: one index per choice point
+  std::vector<uint32_t> widths;   // how many events were ready at each
+  uint64_t events = 0;
+  bool diverged = false;  // a replayed schedule did not fit this execution
+};
+
+// One execution of an already model_scenario()'d scenario.
+Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy& strategy,
+                        TraceSink& trace, std::vector<uint64_t>* state_fingerprints = nullptr);
+
+struct CheckOptions {
+  CheckStrategy strategy = CheckStrategy::kRandom;
+  uint64_t max_schedules = 1000;
+  uint64_t seed = 1;        // the scenario's seed for content; strategies derive theirs
+  uint32_t pct_depth = 3;
+};
+
+struct CheckReport {
+  CheckOutcome outcome = CheckOutcome::kNothingFound;
+  uint64_t schedules = 0;        // executions run
+  uint64_t choice_points = 0;    // over all executions
+  uint64_t distinct_states = 0;  // distinct fingerprints seen at choice points
+  uint64_t events = 0;
+  bool exhausted = false;        // dfs: every schedule was explored
+  std::optional<Execution> counterexample;
+  uint64_t counterexample_seed = 0;  // the strategy seed of the failing execution
+};
+
+using CheckProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+CheckReport check(const Scenario& scenario, const CheckOptions& options,
+                  CheckProgress on_progress = {});
+
+}  // namespace tensorwire::model

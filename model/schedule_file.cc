@@ -1,0 +1,84 @@
+#include "model/schedule_file.h"
+
+#include <charconv>
+#include <sstream>
+#include <string_view>
+
+namespace tensorwire::model {
+namespace {
+
+constexpr const char* kMagic = "tensorwire-schedule 1";
+constexpr uint64_t kMaxChoices = 100'000'000;
+
+template <typename T>
+bool parse_number(std::string_view text, T& out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
+}
+
+}  // namespace
+
+std::string schedule_file_text(const ScheduleFile& s) {
+  std::ostringstream out;
+  out << kMagic << "\n"
+      << "scenario " << s.scenario << "\n"
+      << "seed " << s.seed << "\n"
+      << "strategy " << s.strategy << "\n"
+      << "outcome " << s.outcome << "\n"
+      << "choices " << s.choices.size() << "\n";
+  for (size_t i = 0; i < s.choices.size(); ++i) {
+    out << s.choices[i] << ((i + 1) % 32 == 0 || i + 1 == s.choices.size() ? "\n" : " ");
+  }
+  return out.str();
+}
+
+Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  std::string line;
+  size_t line_no = 0;
+  const auto error = [&](const std::string& what) {
+    return Status(StatusCode::kInvalidArgument,
+                  file + ":" + std::to_string(line_no) + ": " + what);
+  };
+  ScheduleFile s;
+  auto next = [&](std::string_view key, std::string& value) -> bool {
+    if (!std::getline(in, line)) return false;
+    ++line_no;
+    if (line.rfind(std::string(key) + " ", 0) != 0) return false;
+    value = line.substr(key.size() + 1);
+    return true;
+  };
+  if (!std::getline(in, line) || (++line_no, line != kMagic)) {
+    return error(std::string("not a schedule file (the first line must be '") + kMagic + "')");
+  }
+  std::string value;
+  if (!next("scenario", value)) return error("expected 'scenario PATH'");
+  s.scenario = value;
+  if (!next("seed", value) || !parse_number(value, s.seed)) return error("expected 'seed N'");
+  if (!next("strategy", value)) return error("expected 'strategy NAME'");
+  s.strategy = value;
+  if (!next("outcome", value)) return error("expected 'outcome WHAT'");
+  s.outcome = value;
+  uint64_t count = 0;
+  if (!next("choices", value) || !parse_number(value, count) || count > kMaxChoices) {
+    return error("expected 'choices N' with N at most " + std::to_string(kMaxChoices));
+  }
+  s.choices.reserve(count);
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) {
+      uint32_t choice = 0;
+      if (!parse_number(word, choice)) return error("'" + word + "' is not a choice (a whole number)");
+      if (s.choices.size() == count) return error("more choices than the " + std::to_string(count) + " announced");
+      s.choices.push_back(choice);
+    }
+  }
+  if (s.choices.size() != count) {
+    return error(std::to_string(s.choices.size()) + " choices, the file announced " + std::to_string(count));
+  }
+  return s;
+}
+
+}  // namespace tensorwire::model

@@ -1,0 +1,36 @@
+// A schedule as a file: what `tensorwire check` writes for a violation and
+// `--replay` reads back. Plain text, one item per line, so a person can read
+// and trim it:
+//
+//   tensorwire-schedule 1
+//   scenario scenarios/quickstart.toml
+//   seed 42
+//   strategy random
+//   outcome safety
+//   choices 5
+//   0 2 1 0 1
+//
+// Every line is checked; an error names the file, the line and what is wrong.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tensorwire::model {
+
+struct ScheduleFile {
+  std::string scenario;   // the path it was found with (informative)
+  uint64_t seed = 0;      // the scenario seed of the execution
+  std::string strategy;   // informative
+  std::string outcome;    // informative
+  std::vector<uint32_t> choices;
+};
+
+std::string schedule_file_text(const ScheduleFile& schedule);
+// `file` names the source in error messages.
+Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::string& file);
+
+}  // namespace tensorwire::model

@@ -1,0 +1,104 @@
+// The bug zoo: each planted bug (tf_verbs::PlantedBug) is found by the model
+// checker with the strategy and bound named here, and the same search finds
+// nothing with no bug planted.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "model/explorer.h"
+#include "scenario/scenario_loader.h"
+
+namespace tensorwire::model {
+namespace {
+
+using tf_verbs::PlantedBug;
+
+// Two ranks; "a" grows at step 2 (a meta-data change: update, re-request), "b"
+// keeps its shape (so step 2 writes it directly, zero-copy), both from host to
+// host; "g" lands on a GPU the NIC cannot reach (the host-proxy path).
+const char* kZooScenario = R"(
+name = "zoo"
+[cluster]
+nodes = 2
+gpus_per_node = 1
+gpu_direct = false
+[workload]
+kind = "tensors"
+steps = 2
+[[workload.tensor]]
+name = "a"
+src = 0
+dst = 1
+shape = [16]
+[[workload.tensor]]
+name = "b"
+src = 0
+dst = 1
+shape = [32]
+[[workload.tensor]]
+name = "g"
+src = 0
+dst = 1
+shape = [8]
+dst_memory = "gpu0"
+[[workload.change]]
+step = 2
+tensor = "a"
+shape = [64]
+)";
+
+struct ZooCase {
+  PlantedBug bug;
+  CheckStrategy strategy;
+  uint64_t max_schedules;
+};
+
+class BugZoo : public ::testing::TestWithParam<ZooCase> {};
+
+TEST_P(BugZoo, TheCheckerFindsThePlantedBug) {
+  const ZooCase& c = GetParam();
+  Scenario s = load_scenario_string(kZooScenario, "zoo.toml");
+  s.tf_verbs.planted_bug = c.bug;
+  CheckOptions o;
+  o.strategy = c.strategy;
+  o.max_schedules = c.max_schedules;
+  o.seed = 3;
+  CheckReport r = check(s, o);
+  ASSERT_NE(r.outcome, CheckOutcome::kNothingFound)
+      << tf_verbs::planted_bug_name(c.bug) << ": " << r.schedules << " schedules";
+  ASSERT_TRUE(r.counterexample);
+  EXPECT_FALSE(r.counterexample->problems.empty());
+  // The counterexample replays to the same outcome.
+  ReplayStrategy replay(r.counterexample->choices);
+  NullTraceSink trace;
+  Execution again = run_execution(model_scenario(s), o.seed, replay, trace);
+  EXPECT_FALSE(again.diverged);
+  EXPECT_EQ(again.outcome, r.outcome);
+  EXPECT_EQ(again.problems, r.counterexample->problems);
+}
+
+TEST_P(BugZoo, TheSameSearchFindsNothingWithoutTheBug) {
+  const ZooCase& c = GetParam();
+  Scenario s = load_scenario_string(kZooScenario, "zoo.toml");
+  CheckOptions o;
+  o.strategy = c.strategy;
+  o.max_schedules = c.max_schedules;
+  o.seed = 3;
+  CheckReport r = check(s, o);
+  EXPECT_EQ(r.outcome, CheckOutcome::kNothingFound)
+      << (r.counterexample && !r.counterexample->problems.empty() ? r.counterexample->problems[0] : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Planted, BugZoo,
+    ::testing::Values(ZooCase{PlantedBug::kStaleReRequestAddress, CheckStrategy::kRandom, 50},
+                      ZooCase{PlantedBug::kSkipClone, CheckStrategy::kRandom, 200},
+                      ZooCase{PlantedBug::kReuseRequestIndex, CheckStrategy::kRandom, 200},
+                      ZooCase{PlantedBug::kFreeProxyBeforeCopy, CheckStrategy::kDfs, 50},
+                      ZooCase{PlantedBug::kNoReallocOnSizeChange, CheckStrategy::kDfs, 50},
+                      ZooCase{PlantedBug::kDestroyResponseEarly, CheckStrategy::kPct, 100},
+                      ZooCase{PlantedBug::kUnregisteredSource, CheckStrategy::kDfs, 50}),
+    [](const auto& info) { return std::string(tf_verbs::planted_bug_name(info.param.bug)); });
+
+}  // namespace
+}  // namespace tensorwire::model

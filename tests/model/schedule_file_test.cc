@@ -1,0 +1,51 @@
+// Schedule files round-trip, and a damaged one is an error naming its line.
+#include "model/schedule_file.h"
+
+#include <gtest/gtest.h>
+
+namespace tensorwire::model {
+namespace {
+
+ScheduleFile sample() {
+  ScheduleFile s;
+  s.scenario = "scenarios/quickstart.toml";
+  s.seed = 42;
+  s.strategy = "random";
+  s.outcome = "safety violation";
+  for (uint32_t i = 0; i < 70; ++i) s.choices.push_back(i % 3);
+  return s;
+}
+
+TEST(ScheduleFile, RoundTrips) {
+  const std::string text = schedule_file_text(sample());
+  auto back = parse_schedule_file(text, "x.schedule");
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(back->scenario, "scenarios/quickstart.toml");
+  EXPECT_EQ(back->seed, 42u);
+  EXPECT_EQ(back->strategy, "random");
+  EXPECT_EQ(back->outcome, "safety violation");
+  EXPECT_EQ(back->choices, sample().choices);
+}
+
+TEST(ScheduleFile, DamageIsAnErrorWithTheLine) {
+  const std::string good = schedule_file_text(sample());
+  auto error_of = [](const std::string& text) {
+    auto r = parse_schedule_file(text, "x.schedule");
+    return r ? std::string("(parsed)") : r.status().message();
+  };
+  EXPECT_NE(error_of("hello\n").find("x.schedule:1: not a schedule file"), std::string::npos);
+  std::string bad_seed = good;
+  bad_seed.replace(bad_seed.find("seed 42"), 7, "seed -1");
+  EXPECT_NE(error_of(bad_seed).find("x.schedule:3: expected 'seed N'"), std::string::npos);
+  std::string bad_choice = good;
+  bad_choice.replace(bad_choice.rfind('2'), 1, "x");
+  EXPECT_NE(error_of(bad_choice).find("'x' is not a choice"), std::string::npos) << error_of(bad_choice);
+  std::string short_list = good.substr(0, good.size() - 4) + "\n";
+  EXPECT_NE(error_of(short_list).find("the file announced 70"), std::string::npos) << error_of(short_list);
+  std::string huge = good;
+  huge.replace(huge.find("choices 70"), 10, "choices 99999999999");
+  EXPECT_NE(error_of(huge).find("expected 'choices N'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tensorwire::model
