@@ -42,6 +42,14 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     for (const char* k = e.kind; *k != 0; ++k) h = mix(h, static_cast<unsigned char>(*k));
     rank_hash_[e.rank] = mix(h, 0xff);
   }
+  // A step boundary: every Recv of the step has completed, and the protocol's
+  // state no longer depends on the order the step ran in (its caches hold the
+  // same meta-data, its pools the same buffers). Histories restart there, so
+  // the orders of step 1 and of step 2 are explored side by side rather than
+  // multiplied.
+  void step_finished(uint64_t steps_done) {
+    for (size_t r = 0; r < rank_hash_.size(); ++r) rank_hash_[r] = mix(steps_done, r);
+  }
   size_t pick(std::span<const sim::ReadyEvent> ready) override {
     if (out_ != nullptr) {
       uint64_t h = 0;
@@ -139,7 +147,9 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   options.has_seed = true;
   options.scheduler = &fingerprinter;
   options.observer = &fingerprinter;
-  SimulationReport report = run_simulation(scenario, options, trace);
+  SimulationReport report = run_simulation(
+      scenario, options, trace,
+      [&fingerprinter](size_t steps_done, size_t) { fingerprinter.step_finished(steps_done); });
   Execution e;
   e.problems = report.problems;
   e.choices = recorder.choices();
