@@ -58,11 +58,35 @@ uint32_t ReplayStrategy::choose(std::span<const sim::ReadyEvent> ready, uint64_t
 }
 
 size_t RecordingScheduler::pick(std::span<const sim::ReadyEvent> ready) {
-  uint32_t choice = strategy_.choose(ready, choices_.size());
-  if (choice >= ready.size()) choice = 0;
+  const uint64_t step = choices_.size();
+  const bool fault_open = faults_.enabled && !fault_done_;
+  const uint32_t n = static_cast<uint32_t>(ready.size());
+  uint32_t choice = 0;
+  if (fault_open && faults_.forced_at >= 0) {
+    choice = static_cast<int64_t>(step) == faults_.forced_at ? n : strategy_.choose(ready, step);
+  } else if (fault_open) {
+    options_.assign(ready.begin(), ready.end());
+    options_.push_back({0, UINT32_MAX, kFaultEventKind});
+    choice = strategy_.choose(options_, step);
+  } else {
+    choice = strategy_.choose(ready, step);
+  }
+  const uint32_t width = fault_open ? n + 1 : n;
+  if (choice >= width) choice = 0;
   choices_.push_back(choice);
-  widths_.push_back(static_cast<uint32_t>(ready.size()));
+  widths_.push_back(width);
+  if (choice == n) {  // the fault: the first ready event runs, then the fault
+    fault_done_ = true;
+    fault_pending_ = true;
+    return 0;
+  }
   return choice;
+}
+
+bool RecordingScheduler::take_pending_fault() {
+  const bool pending = fault_pending_;
+  fault_pending_ = false;
+  return pending;
 }
 
 }  // namespace tensorwire::model

@@ -59,18 +59,40 @@ class ReplayStrategy final : public ChoiceStrategy {
   bool diverged_ = false;
 };
 
+// Whether an execution may inject a fault (one per execution), and how the
+// point is chosen: offered to the strategy as one more alternative at every
+// choice point (dfs, replay), or forced at one choice point drawn in advance
+// (random walks and PCT, which would otherwise inject at once).
+struct FaultOffer {
+  bool enabled = false;
+  int64_t forced_at = -1;  // >= 0: inject at this choice point; -1: offer it
+};
+
+// The kind name of the extra alternative a strategy sees when a fault is offered.
+inline constexpr const char* kFaultEventKind = "fault:qp_error";
+
 // A sim::Scheduler that asks a strategy at every choice point and records,
-// for each, how many events were ready and which was picked.
+// for each, how many alternatives there were and which was picked. With a
+// fault on offer there is one more alternative than ready events: picking it
+// runs the first ready event and then has the fault injected.
 class RecordingScheduler final : public sim::Scheduler {
  public:
-  explicit RecordingScheduler(ChoiceStrategy& strategy) : strategy_(strategy) {}
+  explicit RecordingScheduler(ChoiceStrategy& strategy, FaultOffer faults = {})
+      : strategy_(strategy), faults_(faults) {}
   size_t pick(std::span<const sim::ReadyEvent> ready) override;
 
   const std::vector<uint32_t>& choices() const { return choices_; }
   const std::vector<uint32_t>& widths() const { return widths_; }
+  // True once, after the choice point that picked the fault.
+  bool take_pending_fault();
+  bool fault_injected() const { return fault_done_; }
 
  private:
   ChoiceStrategy& strategy_;
+  FaultOffer faults_;
+  bool fault_done_ = false;
+  bool fault_pending_ = false;
+  std::vector<sim::ReadyEvent> options_;
   std::vector<uint32_t> choices_;
   std::vector<uint32_t> widths_;
 };

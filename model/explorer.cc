@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "backend_sim/sim_observer.h"
+#include "backend_sim/simulator.h"
 #include "runner/simulation_run.h"
 
 namespace tensorwire::model {
@@ -139,14 +140,20 @@ Scenario model_scenario(Scenario s) {
 }
 
 Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy& strategy,
-                        TraceSink& trace, std::vector<uint64_t>* state_fingerprints) {
-  RecordingScheduler recorder(strategy);
+                        TraceSink& trace, std::vector<uint64_t>* state_fingerprints,
+                        FaultOffer faults) {
+  RecordingScheduler recorder(strategy, faults);
   Fingerprinter fingerprinter(recorder, scenario.cluster.nodes, state_fingerprints);
   SimulationOptions options;
   options.seed = seed;
   options.has_seed = true;
   options.scheduler = &fingerprinter;
   options.observer = &fingerprinter;
+  if (faults.enabled && scenario.cluster.nodes >= 2) {
+    options.after_event = [&recorder](sim::Simulator& simulator) {
+      if (recorder.take_pending_fault()) simulator.break_queue_pair(0, 1);
+    };
+  }
   SimulationReport report = run_simulation(
       scenario, options, trace,
       [&fingerprinter](size_t steps_done, size_t) { fingerprinter.step_finished(steps_done); });
@@ -156,7 +163,10 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   e.widths = recorder.widths();
   e.events = report.events_processed;
   if (auto* replay = dynamic_cast<ReplayStrategy*>(&strategy)) e.diverged = replay->diverged();
+  e.fault_injected = recorder.fault_injected();
   for (const std::string& p : e.problems) {
+    // After a QP error a Recv failing with an error is the protocol's answer.
+    if (e.fault_injected && p.find(": recv failed: ") != std::string::npos) continue;
     if (!is_liveness_problem(p)) {
       e.outcome = CheckOutcome::kSafety;
       break;
@@ -180,24 +190,30 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     const uint64_t strategy_seed = derive_seed(options.seed, i);
     fingerprints.clear();
     Execution e;
+    FaultOffer faults;
+    faults.enabled = options.qp_error_fault;
+    if (faults.enabled && options.strategy != CheckStrategy::kDfs) {
+      // One fault, at a choice point drawn uniformly over a typical execution.
+      faults.forced_at = static_cast<int64_t>(derive_seed(strategy_seed, 1) % expected_steps);
+    }
     switch (options.strategy) {
       case CheckStrategy::kDfs: {
         PrefixStrategy dfs(prefix);
-        e = run_execution(scenario, options.seed, dfs, trace, &fingerprints);
+        e = run_execution(scenario, options.seed, dfs, trace, &fingerprints, faults);
         break;
       }
       case CheckStrategy::kRandom: {
         RandomWalkStrategy walk(strategy_seed);
-        e = run_execution(scenario, options.seed, walk, trace, &fingerprints);
+        e = run_execution(scenario, options.seed, walk, trace, &fingerprints, faults);
         break;
       }
       case CheckStrategy::kPct: {
         PctStrategy pct(strategy_seed, scenario.cluster.nodes, options.pct_depth, expected_steps);
-        e = run_execution(scenario, options.seed, pct, trace, &fingerprints);
-        if (i == 0) expected_steps = std::max<uint64_t>(1, e.choices.size());
+        e = run_execution(scenario, options.seed, pct, trace, &fingerprints, faults);
         break;
       }
     }
+    if (i == 0) expected_steps = std::max<uint64_t>(1, e.choices.size());
     ++report.schedules;
     report.choice_points += e.choices.size();
     report.events += e.events;

@@ -41,17 +41,24 @@ struct Execution {
   std::vector<uint32_t> widths;   // how many events were ready at each
   uint64_t events = 0;
   bool diverged = false;  // a replayed schedule did not fit this execution
+  bool fault_injected = false;
 };
 
-// One execution of an already model_scenario()'d scenario.
+// One execution of an already model_scenario()'d scenario. With a fault on
+// offer, the fault is a QP error: the queue pair between ranks 0 and 1 goes to
+// the error state (both ends, outstanding work flushed). A Recv that then
+// fails with an error is what the protocol should do, not a violation; wrong
+// bytes and work left pending still are.
 Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy& strategy,
-                        TraceSink& trace, std::vector<uint64_t>* state_fingerprints = nullptr);
+                        TraceSink& trace, std::vector<uint64_t>* state_fingerprints = nullptr,
+                        FaultOffer faults = {});
 
 struct CheckOptions {
   CheckStrategy strategy = CheckStrategy::kRandom;
   uint64_t max_schedules = 1000;
   uint64_t seed = 1;        // the scenario's seed for content; strategies derive theirs
   uint32_t pct_depth = 3;
+  bool qp_error_fault = false;  // explore one injected QP error per execution
 };
 
 struct CheckReport {

@@ -25,6 +25,7 @@ std::string schedule_file_text(const ScheduleFile& s) {
       << "seed " << s.seed << "\n"
       << "strategy " << s.strategy << "\n"
       << "outcome " << s.outcome << "\n"
+      << "faults " << (s.qp_error_fault ? "qp_error" : "none") << "\n"
       << "choices " << s.choices.size() << "\n";
   for (size_t i = 0; i < s.choices.size(); ++i) {
     out << s.choices[i] << ((i + 1) % 32 == 0 || i + 1 == s.choices.size() ? "\n" : " ");
@@ -59,6 +60,10 @@ Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::str
   s.strategy = value;
   if (!next("outcome", value)) return error("expected 'outcome WHAT'");
   s.outcome = value;
+  if (!next("faults", value) || (value != "none" && value != "qp_error")) {
+    return error("expected 'faults none' or 'faults qp_error'");
+  }
+  s.qp_error_fault = value == "qp_error";
   uint64_t count = 0;
   if (!next("choices", value) || !parse_number(value, count) || count > kMaxChoices) {
     return error("expected 'choices N' with N at most " + std::to_string(kMaxChoices));

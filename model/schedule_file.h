@@ -7,6 +7,7 @@
 //   seed 42
 //   strategy random
 //   outcome safety
+//   faults none            (or qp_error: a fault was on offer, as one more alternative)
 //   choices 5
 //   0 2 1 0 1
 //
@@ -26,6 +27,7 @@ struct ScheduleFile {
   uint64_t seed = 0;      // the scenario seed of the execution
   std::string strategy;   // informative
   std::string outcome;    // informative
+  bool qp_error_fault = false;  // the schedule's choices include the fault alternative
   std::vector<uint32_t> choices;
 };
 

@@ -55,7 +55,11 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
     if (on_progress) on_progress(steps_done, steps_total);
   });
   driver.start();
-  simulator.run();
+  if (options.after_event) {
+    while (simulator.step()) options.after_event(simulator);
+  } else {
+    simulator.run();
+  }
   driver.release_memory();
 
   report.simulated_end_ns = simulator.now_ns();

@@ -17,6 +17,10 @@
 
 namespace tensorwire {
 
+namespace sim {
+class Simulator;
+}
+
 struct SimulationOptions {
   bool timing_only = false;  // override the scenario's [run] mode
   uint64_t seed = 0;         // 0: the scenario's seed
@@ -25,6 +29,8 @@ struct SimulationOptions {
   // who watches the simulated hardware. Both outlive the run.
   sim::Scheduler* scheduler = nullptr;
   sim::SimObserver* observer = nullptr;
+  // Called after every event (the model checker injects faults from here).
+  std::function<void(sim::Simulator&)> after_event;
 };
 
 struct SimulationReport {

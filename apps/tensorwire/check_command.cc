@@ -110,6 +110,11 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
                     "On a violation, write PREFIX.schedule, PREFIX.steps.txt and PREFIX.trace.json "
                     "(default: tensorwire-check)")
       ->type_name("PREFIX");
+  check->add_option("--faults", args.faults,
+                    "Faults to explore: none, or qp_error (the queue pair between ranks 0 and 1 "
+                    "fails at one point of each execution; dfs tries every point)")
+      ->check(CLI::IsMember({"none", "qp_error"}))
+      ->type_name("LIST");
   std::vector<std::string> bugs{"none"};
   for (tf_verbs::PlantedBug b : tf_verbs::kPlantedBugs) bugs.emplace_back(tf_verbs::planted_bug_name(b));
   check->add_option("--plant-bug", args.plant_bug,
@@ -137,6 +142,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   options.seed = args.has_seed ? args.seed : scenario.seed;
   options.max_schedules = args.max_schedules;
   options.pct_depth = args.pct_depth;
+  options.qp_error_fault = args.faults == "qp_error";
   options.strategy = args.strategy == "dfs"   ? model::CheckStrategy::kDfs
                      : args.strategy == "pct" ? model::CheckStrategy::kPct
                                               : model::CheckStrategy::kRandom;
@@ -159,8 +165,9 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
         << " (seed " << seed << ", " << schedule->choices.size() << " choices)\n";
     model::ReplayStrategy replay(schedule->choices);
     NullTraceSink none;
-    model::Execution e =
-        model::run_execution(model::model_scenario(scenario), seed, replay, none);
+    options.qp_error_fault = schedule->qp_error_fault;
+    model::Execution e = model::run_execution(model::model_scenario(scenario), seed, replay, none,
+                                              nullptr, {options.qp_error_fault, -1});
     if (e.diverged) {
       out << "warning: the schedule does not fit this scenario's execution (another scenario, "
              "seed or version?); the rest ran in first-ready order\n";
@@ -174,7 +181,8 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   } else {
     out << "tensorwire check " << args.scenario_path << " --strategy " << args.strategy
         << " --seed " << options.seed << " --max-schedules " << options.max_schedules
-        << (args.plant_bug != "none" ? " --plant-bug " + args.plant_bug : std::string()) << "\n"
+        << (args.plant_bug != "none" ? " --plant-bug " + args.plant_bug : std::string())
+        << (args.faults != "none" ? " --faults " + args.faults : std::string()) << "\n"
         << std::flush;
     const auto started = std::chrono::steady_clock::now();
     model::CheckReport report;
@@ -205,12 +213,14 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   file.seed = options.seed;
   file.strategy = strategy_name;
   file.outcome = model::check_outcome_name(failing->outcome);
+  file.qp_error_fault = options.qp_error_fault;
   file.choices = failing->choices;
   report::ChromeTraceWriter chrome;
   TextTraceSink text;
   TeeTraceSink both(chrome, text);
   model::ReplayStrategy replay(failing->choices);
-  model::run_execution(model::model_scenario(scenario), options.seed, replay, both);
+  model::run_execution(model::model_scenario(scenario), options.seed, replay, both, nullptr,
+                       {options.qp_error_fault, -1});
   const std::string prefix = args.out_prefix;
   for (const auto& [suffix, content] :
        {std::pair<std::string, std::string>{".schedule", model::schedule_file_text(file)},

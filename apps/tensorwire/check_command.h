@@ -1,5 +1,6 @@
 // `tensorwire check SCENARIO [--strategy dfs|random|pct] [--max-schedules N]
-// [--seed N] [--pct-depth D] [--replay FILE] [--out PREFIX] [--plant-bug NAME]`: explore the
+// [--seed N] [--pct-depth D] [--replay FILE] [--out PREFIX] [--plant-bug NAME]
+// [--faults none|qp_error]`: explore the
 // orders in which a scenario's same-time events can run (model/explorer.h).
 // Exit codes: 0 nothing found, 1 safety violation, 3 liveness violation,
 // 2 bad input.
@@ -23,6 +24,7 @@ struct CheckArgs {
   std::string replay_path;
   std::string out_prefix = "tensorwire-check";
   std::string plant_bug = "none";  // tf_verbs::PlantedBug by name: the bug zoo
+  std::string faults = "none";     // "qp_error": one injected QP error per execution
 };
 
 CLI::App* add_check_command(CLI::App& app, CheckArgs& args);

@@ -87,5 +87,37 @@ TEST(Explorer, RandomAndPctRunTheirBudgetOnACorrectProtocol) {
   }
 }
 
+TEST(Explorer, AnInjectedQpErrorFailsRecvsWithAnErrorWhichIsNoViolation) {
+  const Scenario s = model_scenario(tiny());
+  RandomWalkStrategy walk(1);
+  NullTraceSink trace;
+  Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{true, 3});
+  EXPECT_TRUE(e.fault_injected);
+  ASSERT_GT(e.widths.size(), 3u);
+  EXPECT_EQ(e.choices[3], e.widths[3] - 1) << "the fault is the last alternative";
+  bool failed_recv = false;
+  for (const auto& p : e.problems) failed_recv = failed_recv || p.find("recv failed") != std::string::npos;
+  EXPECT_TRUE(failed_recv);
+  EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound);
+  // Replaying with the fault on offer takes the same path.
+  ReplayStrategy replay(e.choices);
+  Execution again = run_execution(s, 1, replay, trace, nullptr, FaultOffer{true, -1});
+  EXPECT_FALSE(again.diverged);
+  EXPECT_TRUE(again.fault_injected);
+  EXPECT_EQ(again.problems, e.problems);
+}
+
+TEST(Explorer, DfsWithAQpErrorExploresEveryFaultPointOfATinyScenario) {
+  CheckOptions o;
+  o.strategy = CheckStrategy::kDfs;
+  o.max_schedules = 100000;
+  CheckReport plain = check(tiny(), o);
+  o.qp_error_fault = true;
+  CheckReport faulty = check(tiny(), o);
+  EXPECT_TRUE(faulty.exhausted);
+  EXPECT_EQ(faulty.outcome, CheckOutcome::kNothingFound);
+  EXPECT_GT(faulty.schedules, plain.schedules);
+}
+
 }  // namespace
 }  // namespace tensorwire::model
