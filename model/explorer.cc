@@ -28,6 +28,30 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
  public:
   Fingerprinter(RecordingScheduler& inner, uint32_t ranks, std::vector<uint64_t>* out)
       : inner_(inner), rank_hash_(ranks, 0), out_(out) {}
+  // Invariant: a content write lands inside the destination of the
+  // outstanding request its immediate names (not at a stale address after a
+  // re-request, not in a freed proxy, not for a request that does not exist).
+  void on_remote_write_landed(RankId target, uint64_t addr, uint64_t length, bool has_imm,
+                              uint32_t imm) override {
+    if (target >= protocols_.size() || length == 0) return;
+    const std::string where = "invariant: rank " + std::to_string(target) + ": a write of " +
+                              std::to_string(length) + " bytes";
+    if (!has_imm) {
+      violations_.push_back(where + " without immediate (no request to complete)");
+      return;
+    }
+    std::optional<Buffer> dest = protocols_[target]->destination_of(imm);
+    if (!dest) {
+      violations_.push_back(where + " for request_index " + std::to_string(imm) +
+                            ", which names no outstanding request");
+    } else if (!dest->contains(addr, length)) {
+      violations_.push_back(where + " for request_index " + std::to_string(imm) +
+                            " lands outside that request's destination");
+    }
+  }
+  void set_protocols(const std::vector<tf_verbs::RdmaRendezvous*>& protocols) { protocols_ = protocols; }
+  const std::vector<std::string>& violations() const { return violations_; }
+
   void on_completion(RankId rank, const Completion& c) override {
     if (rank >= rank_hash_.size()) return;
     uint64_t h = rank_hash_[rank];
@@ -71,6 +95,8 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   RecordingScheduler& inner_;
   std::vector<uint64_t> rank_hash_;
   std::vector<uint64_t>* out_;
+  std::vector<tf_verbs::RdmaRendezvous*> protocols_;
+  std::vector<std::string> violations_;
 };
 
 bool is_liveness_problem(const std::string& p) {
@@ -149,6 +175,9 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   options.has_seed = true;
   options.scheduler = &fingerprinter;
   options.observer = &fingerprinter;
+  options.on_started = [&fingerprinter](const std::vector<tf_verbs::RdmaRendezvous*>& p) {
+    fingerprinter.set_protocols(p);
+  };
   if (faults.enabled && scenario.cluster.nodes >= 2) {
     options.after_event = [&recorder](sim::Simulator& simulator) {
       if (recorder.take_pending_fault()) simulator.break_queue_pair(0, 1);
@@ -158,7 +187,10 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
       scenario, options, trace,
       [&fingerprinter](size_t steps_done, size_t) { fingerprinter.step_finished(steps_done); });
   Execution e;
-  e.problems = report.problems;
+  // The invariants' violations first: they say where it went wrong, the run's
+  // checks what it led to.
+  e.problems = fingerprinter.violations();
+  e.problems.insert(e.problems.end(), report.problems.begin(), report.problems.end());
   e.choices = recorder.choices();
   e.widths = recorder.widths();
   e.events = report.events_processed;

@@ -46,6 +46,7 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
     }
   }
 
+  if (options.on_started) options.on_started(rendezvous_ptrs);
   WorkloadDriver driver(scenario.workload, report.seed, envs, rendezvous_ptrs);
   uint64_t wire_bytes_at_last_step_end = 0;
   driver.set_progress_callback([&](size_t steps_done, size_t steps_total) {

@@ -31,6 +31,9 @@ struct SimulationOptions {
   sim::SimObserver* observer = nullptr;
   // Called after every event (the model checker injects faults from here).
   std::function<void(sim::Simulator&)> after_event;
+  // Called once every rank's protocol has started (invariant checkers look
+  // into the protocols through it). The pointers live until the run returns.
+  std::function<void(const std::vector<tf_verbs::RdmaRendezvous*>&)> on_started;
 };
 
 struct SimulationReport {

@@ -100,5 +100,41 @@ INSTANTIATE_TEST_SUITE_P(
                       ZooCase{PlantedBug::kUnregisteredSource, CheckStrategy::kDfs, 50}),
     [](const auto& info) { return std::string(tf_verbs::planted_bug_name(info.param.bug)); });
 
+// When the stale address is still registered (the old, larger buffer went back
+// to the pool), the write lands: the write-destination invariant names it
+// before the content check sees its consequence.
+TEST(BugZooInvariants, AStaleWriteThatLandsIsNamedByTheDestinationInvariant) {
+  Scenario s = load_scenario_string(R"(
+name = "shrink"
+[cluster]
+nodes = 2
+[workload]
+kind = "tensors"
+steps = 2
+[[workload.tensor]]
+name = "a"
+src = 0
+dst = 1
+shape = [65536]
+[[workload.change]]
+step = 2
+tensor = "a"
+shape = [1024]
+)", "shrink.toml");
+  s.tf_verbs.planted_bug = PlantedBug::kStaleReRequestAddress;
+  CheckOptions o;
+  o.strategy = CheckStrategy::kDfs;
+  o.max_schedules = 10;
+  CheckReport r = check(s, o);
+  ASSERT_EQ(r.outcome, CheckOutcome::kSafety);
+  ASSERT_FALSE(r.counterexample->problems.empty());
+  EXPECT_NE(r.counterexample->problems[0].find("lands outside that request's destination"),
+            std::string::npos)
+      << r.counterexample->problems[0];
+  // Without the bug, the same scenario passes.
+  s.tf_verbs.planted_bug = PlantedBug::kNone;
+  EXPECT_EQ(check(s, o).outcome, CheckOutcome::kNothingFound);
+}
+
 }  // namespace
 }  // namespace tensorwire::model
