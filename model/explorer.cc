@@ -99,6 +99,32 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   std::vector<std::string> violations_;
 };
 
+void add_transitions(tf_verbs::RendezvousStats& into, const tf_verbs::RendezvousStats& from) {
+  for (size_t a = 0; a < from.request_transitions.size(); ++a) {
+    for (size_t b = 0; b < from.request_transitions[a].size(); ++b) {
+      into.request_transitions[a][b] += from.request_transitions[a][b];
+    }
+  }
+  for (size_t a = 0; a < from.response_transitions.size(); ++a) {
+    for (size_t b = 0; b < from.response_transitions[a].size(); ++b) {
+      into.response_transitions[a][b] += from.response_transitions[a][b];
+    }
+  }
+}
+
+template <typename Table, typename Name>
+std::string covered(const Table& table, Name name) {
+  std::string out;
+  for (size_t a = 0; a < table.size(); ++a) {
+    for (size_t b = 0; b < table[a].size(); ++b) {
+      if (table[a][b] == 0) continue;
+      if (!out.empty()) out += ", ";
+      out += std::string(name(a)) + "->" + name(b) + " (" + std::to_string(table[a][b]) + ")";
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
 bool is_liveness_problem(const std::string& p) {
   return p.rfind("liveness", 0) == 0 || p.find("still pending") != std::string::npos;
 }
@@ -122,6 +148,14 @@ uint64_t derive_seed(uint64_t seed, uint64_t index) {
 }
 
 }  // namespace
+
+std::string covered_request_transitions(const tf_verbs::RendezvousStats& stats) {
+  return covered(stats.request_transitions, tf_verbs::request_state_name);
+}
+
+std::string covered_response_transitions(const tf_verbs::RendezvousStats& stats) {
+  return covered(stats.response_transitions, tf_verbs::response_state_name);
+}
 
 const char* check_outcome_name(CheckOutcome outcome) {
   switch (outcome) {
@@ -196,6 +230,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   e.events = report.events_processed;
   if (auto* replay = dynamic_cast<ReplayStrategy*>(&strategy)) e.diverged = replay->diverged();
   e.fault_injected = recorder.fault_injected();
+  for (const tf_verbs::RendezvousStats& r : report.protocol_stats) add_transitions(e.transitions, r);
   for (const std::string& p : e.problems) {
     // After a QP error a Recv failing with an error is the protocol's answer.
     if (e.fault_injected && p.find(": recv failed: ") != std::string::npos) continue;
@@ -247,6 +282,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     }
     if (i == 0) expected_steps = std::max<uint64_t>(1, e.choices.size());
     ++report.schedules;
+    add_transitions(report.transitions, e.transitions);
     report.choice_points += e.choices.size();
     report.events += e.events;
     states.insert(fingerprints.begin(), fingerprints.end());

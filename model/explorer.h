@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
 #include "core/trace_sink.h"
 #include "model/choice_strategy.h"
 #include "scenario/scenario.h"
@@ -42,6 +43,8 @@ struct Execution {
   uint64_t events = 0;
   bool diverged = false;  // a replayed schedule did not fit this execution
   bool fault_injected = false;
+  // Transitions each protocol state machine took, summed over the ranks.
+  tf_verbs::RendezvousStats transitions;
 };
 
 // One execution of an already model_scenario()'d scenario. With a fault on
@@ -68,11 +71,16 @@ struct CheckReport {
   uint64_t distinct_states = 0;  // distinct fingerprints seen at choice points
   uint64_t events = 0;
   bool exhausted = false;        // dfs: every schedule was explored
+  tf_verbs::RendezvousStats transitions;  // transitions taken, summed over executions
   std::optional<Execution> counterexample;
   uint64_t counterexample_seed = 0;  // the strategy seed of the failing execution
 };
 
 using CheckProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+// "Idle->Requested (12), Requested->Finished (3)": the transitions taken.
+std::string covered_request_transitions(const tf_verbs::RendezvousStats& stats);
+std::string covered_response_transitions(const tf_verbs::RendezvousStats& stats);
 
 CheckReport check(const Scenario& scenario, const CheckOptions& options,
                   CheckProgress on_progress = {});

@@ -200,6 +200,9 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
         << report::format_count(static_cast<uint64_t>(seconds > 0 ? report.distinct_states / seconds : 0))
         << " states/s, " << report::format_count(report.choice_points) << " choice points, "
         << report::format_count(report.events) << " events)\n"
+        << "transitions     requests: " << model::covered_request_transitions(report.transitions)
+        << "\n                responses: " << model::covered_response_transitions(report.transitions)
+        << "\n"
         << "outcome         " << model::check_outcome_name(report.outcome) << "\n";
     if (!report.counterexample) return kExitOk;
     failing = std::move(report.counterexample);

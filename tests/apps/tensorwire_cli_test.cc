@@ -329,6 +329,7 @@ TEST_F(TensorwireCli, CheckFindsNothingInACorrectProtocolAndPrintsTheSeed) {
   EXPECT_TRUE(contains(r.out, "--seed 1")) << r.out;
   EXPECT_TRUE(contains(r.out, "distinct states")) << r.out;
   EXPECT_TRUE(contains(r.out, "outcome         nothing found")) << r.out;
+  EXPECT_TRUE(contains(r.out, "transitions     requests: Idle->Requested")) << r.out;
 }
 
 TEST_F(TensorwireCli, CheckReportsASafetyViolationWithAScheduleThatReplays) {

@@ -119,5 +119,19 @@ TEST(Explorer, DfsWithAQpErrorExploresEveryFaultPointOfATinyScenario) {
   EXPECT_GT(faulty.schedules, plain.schedules);
 }
 
+TEST(Explorer, ReportsTheStateMachineTransitionsItCovered) {
+  CheckOptions o;
+  o.strategy = CheckStrategy::kRandom;
+  o.max_schedules = 20;
+  CheckReport r = check(tiny(), o);
+  // Two steps x one tensor x 20 executions: each request goes Idle -> Requested.
+  EXPECT_EQ(r.transitions.request_transitions[0][1], 40u);
+  EXPECT_NE(covered_request_transitions(r.transitions).find("Idle->Requested (40)"), std::string::npos)
+      << covered_request_transitions(r.transitions);
+  EXPECT_NE(covered_response_transitions(r.transitions).find("->Writing"), std::string::npos)
+      << covered_response_transitions(r.transitions);
+  EXPECT_EQ(covered_request_transitions(tf_verbs::RendezvousStats{}), "none");
+}
+
 }  // namespace
 }  // namespace tensorwire::model

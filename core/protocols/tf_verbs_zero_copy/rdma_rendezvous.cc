@@ -650,6 +650,18 @@ void RdmaRendezvous::release(const Tensor& tensor) { impl_->release(tensor); }
 std::optional<Buffer> RdmaRendezvous::destination_of(uint32_t request_index) const {
   return impl_->destination_of(request_index);
 }
+const char* request_state_name(size_t state) {
+  static const char* const kNames[] = {"Idle", "Requested", "ReRequested", "Copying", "Withdrawn",
+                                       "Finished"};
+  return state < std::size(kNames) ? kNames[state] : "?";
+}
+
+const char* response_state_name(size_t state) {
+  static const char* const kNames[] = {"WaitingForSend", "Preparing", "WaitingReRequest", "Writing",
+                                       "Finished"};
+  return state < std::size(kNames) ? kNames[state] : "?";
+}
+
 size_t RdmaRendezvous::outstanding_requests() const { return impl_->outstanding_requests(); }
 size_t RdmaRendezvous::pending_responses() const { return impl_->pending_responses(); }
 const RendezvousStats& RdmaRendezvous::stats() const { return impl_->stats_view(); }

@@ -8,6 +8,7 @@
 // rank's progress loop; no call blocks.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,7 +54,17 @@ struct RendezvousStats {
   uint64_t stale_messages = 0;       // answers for requests already gone
   uint64_t unknown_completions = 0;  // completions whose wr_id names nothing of ours
   uint64_t channel_failures = 0;     // channels closed (QP error or malformed input)
+  // State machine coverage: transitions taken, [from][to], by the requests
+  // (RdmaTensorRequest's states) and the responses (RdmaTensorResponse's).
+  static constexpr size_t kRequestStates = 6;
+  static constexpr size_t kResponseStates = 5;
+  std::array<std::array<uint64_t, kRequestStates>, kRequestStates> request_transitions{};
+  std::array<std::array<uint64_t, kResponseStates>, kResponseStates> response_transitions{};
 };
+
+// Names of the states counted in RendezvousStats' transition tables.
+const char* request_state_name(size_t state);
+const char* response_state_name(size_t state);
 
 class RdmaRendezvous {
  public:

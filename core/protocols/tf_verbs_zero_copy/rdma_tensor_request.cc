@@ -161,7 +161,7 @@ void RdmaTensorRequest::Start() {
     return;
   }
   ++env_.stats().tensor_requests_sent;
-  state_ = State::kRequested;
+  set_state(State::kRequested);
 }
 
 void RdmaTensorRequest::RecvTensorMetaData(const wire::RdmaMessage& message) {
@@ -208,7 +208,7 @@ void RdmaTensorRequest::RecvTensorMetaData(const wire::RdmaMessage& message) {
     return;
   }
   ++env_.stats().re_requests_sent;
-  state_ = State::kReRequested;
+  set_state(State::kReRequested);
 }
 
 void RdmaTensorRequest::RecvTensorContent(uint32_t byte_len) {
@@ -275,7 +275,7 @@ void RdmaTensorRequest::RecvTensorContent(uint32_t byte_len) {
       finish(false);
       return;
     }
-    state_ = State::kCopying;
+    set_state(State::kCopying);
     ++env_.stats().device_copies;
     auto on_done = env_.request_callback(
         request_index_, [](RdmaTensorRequest& r, Status st) { r.on_copy_done(std::move(st)); });
@@ -366,7 +366,7 @@ void RdmaTensorRequest::fail_and_withdraw(Status why) {
     finish(/*discard=*/true);
     return;
   }
-  state_ = State::kWithdrawn;
+  set_state(State::kWithdrawn);
 }
 
 void RdmaTensorRequest::Fail(Status why) {
@@ -400,7 +400,16 @@ void RdmaTensorRequest::finish(bool discard) {
     env_.env().clock.cancel(*timer_);
     timer_.reset();
   }
-  state_ = State::kFinished;
+  set_state(State::kFinished);
+}
+
+}  // namespace tensorwire::tf_verbs
+
+namespace tensorwire::tf_verbs {
+
+void RdmaTensorRequest::set_state(State next) {
+  env_.stats().request_transitions[static_cast<size_t>(state_)][static_cast<size_t>(next)] += 1;
+  state_ = next;
 }
 
 }  // namespace tensorwire::tf_verbs

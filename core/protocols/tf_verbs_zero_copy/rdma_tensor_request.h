@@ -79,6 +79,8 @@ class RdmaTensorRequest {
     kFinished,
   };
 
+  // Every state change goes through here: it counts the transition.
+  void set_state(State next);
   Status allocate(const RdmaTensorMetaData& meta);
   void release_buffers(bool discard);
   wire::RdmaMessage make_message(wire::RdmaMessageType type) const;

@@ -61,7 +61,7 @@ void RdmaTensorResponse::Start(std::shared_ptr<SentTensor> sent) {
   if (direct) {
     post_write();
   } else {
-    state_ = State::kWaitingReRequest;
+    set_state(State::kWaitingReRequest);
   }
 }
 
@@ -151,7 +151,7 @@ Status RdmaTensorResponse::prepare_content(bool direct) {
   Status st = env.copy_engine.submit(content_->buffer, 0, tensor.buffer, 0, bytes, on_done);
   if (!st.is_ok()) return st;
   ++env_.stats().device_copies;
-  state_ = State::kPreparing;
+  set_state(State::kPreparing);
   return Status::ok();
 }
 
@@ -175,7 +175,7 @@ void RdmaTensorResponse::on_copy_done(Status status) {
   if (!update_sent_ || re_requested_) {
     post_write();
   } else {
-    state_ = State::kWaitingReRequest;
+    set_state(State::kWaitingReRequest);
   }
 }
 
@@ -223,7 +223,7 @@ void RdmaTensorResponse::post_write() {
   wr.remote_addr = remote_addr_;
   wr.rkey = rkey_;
   wr.imm_data = request_index_;
-  state_ = State::kWriting;
+  set_state(State::kWriting);
   Status st = env_.post_write(peer_, wr);
   if (!st.is_ok()) {  // the channel is broken; its failure reaches the requester
     if (sent_) sent_->status = st;
@@ -287,7 +287,7 @@ void RdmaTensorResponse::Destroy() {
   if (content_) env_.memory_mgr().release_registered(content_->buffer);
   content_.reset();
   sent_.reset();
-  state_ = State::kFinished;
+  set_state(State::kFinished);
 }
 
 void RdmaTensorResponse::send_error(const Status& why) {
@@ -317,6 +317,15 @@ void RdmaTensorResponse::send_meta_data_update() {
   ++env_.stats().meta_data_updates_sent;
   env_.env().trace.instant(env_.trace_track(), "send META_DATA_UPDATE",
                            env_.env().clock.now_ns(), name_ + " " + meta_.to_string());
+}
+
+}  // namespace tensorwire::tf_verbs
+
+namespace tensorwire::tf_verbs {
+
+void RdmaTensorResponse::set_state(State next) {
+  env_.stats().response_transitions[static_cast<size_t>(state_)][static_cast<size_t>(next)] += 1;
+  state_ = next;
 }
 
 }  // namespace tensorwire::tf_verbs

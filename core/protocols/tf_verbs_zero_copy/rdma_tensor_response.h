@@ -69,6 +69,8 @@ class RdmaTensorResponse {
     kWriting,           // content write posted
     kFinished,
   };
+  // Every state change goes through here: it counts the transition.
+  void set_state(State next);
   enum class Pending : uint8_t { kNone, kWrite, kErrorStatus, kDestroy };
 
   Status prepare_content(bool direct);
