@@ -28,7 +28,8 @@ inline TimeNs transfer_time_ns(double bytes, double bytes_per_s) {
 struct SimContext {
   SimContext(SimClusterConfig c, SimOptions o, TraceSink& t, bool tracing_on)
       : cluster(std::move(c)), options(o), trace(t), tracing(tracing_on),
-        stats(cluster.nodes), cpu_free_ns(cluster.nodes, 0), crashed(cluster.nodes, false) {}
+        stats(cluster.nodes), cpu_free_ns(cluster.nodes, 0), crashed(cluster.nodes, false),
+        failing_registrations(cluster.nodes, 0) {}
 
   SimClusterConfig cluster;
   SimOptions options;
@@ -41,6 +42,8 @@ struct SimContext {
   // it posts meanwhile starts when the CPU is free again.
   std::vector<TimeNs> cpu_free_ns;
   std::vector<bool> crashed;
+  // Registrations still to fail on each rank (an injected fault).
+  std::vector<uint32_t> failing_registrations;
 
   TimeNs now() const { return events.now_ns(); }
   TimeNs cpu_ready_ns(uint32_t rank) const { return std::max(now(), cpu_free_ns[rank]); }

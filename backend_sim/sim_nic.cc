@@ -39,6 +39,12 @@ Result<MemoryRegion> SimNic::register_memory(const Buffer& buffer, Access access
                   "register_memory: GPU " + std::to_string(live->device) +
                       " memory is not reachable by the NIC (no GPUDirect)");
   }
+  if (context_.failing_registrations[rank_] > 0) {
+    --context_.failing_registrations[rank_];
+    return Status(StatusCode::kOutOfMemory,
+                  "register_memory: injected failure on rank " + std::to_string(rank_) +
+                      " (ibv_reg_mr could not pin the pages)");
+  }
   const uint64_t pages = (buffer.length + kPageBytes - 1) / kPageBytes;
   // Saturates instead of overflowing: a 1 TiB region at an hour per page is a
   // silly but loadable configuration.

@@ -117,6 +117,9 @@ SimStats Simulator::total_stats() const {
 }
 
 void Simulator::crash_rank(RankId r) { impl_->transport->crash(r); }
+void Simulator::fail_next_registration(RankId r) {
+  if (r < impl_->context.failing_registrations.size()) ++impl_->context.failing_registrations[r];
+}
 void Simulator::break_queue_pair(RankId a, RankId b) {
   if (a == b || a >= world_size() || b >= world_size()) return;
   impl_->transport->break_pair(a, b);

@@ -45,6 +45,7 @@ class Simulator {
   // Faults (simulator-only API).
   void crash_rank(RankId r);                  // peers' QPs to it go to error
   void break_queue_pair(RankId a, RankId b);  // both ends to error, work flushed
+  void fail_next_registration(RankId r);      // rank r's next register_memory fails
 
   void set_scheduler(std::unique_ptr<Scheduler> scheduler);
   void set_observer(SimObserver* observer);  // not owned; nullptr to clear

@@ -57,35 +57,71 @@ uint32_t ReplayStrategy::choose(std::span<const sim::ReadyEvent> ready, uint64_t
   return choices_[step];
 }
 
+const char* fault_kind_name(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::kQpError: return "qp_error";
+    case FaultKind::kRegistrationFailure: return "reg_fail";
+  }
+  return "?";
+}
+
+bool parse_fault_list(std::string_view text, std::vector<FaultKind>& out) {
+  out.clear();
+  if (text == "none") return true;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view name = text.substr(0, comma);
+    if (name == fault_kind_name(FaultKind::kQpError)) {
+      out.push_back(FaultKind::kQpError);
+    } else if (name == fault_kind_name(FaultKind::kRegistrationFailure)) {
+      out.push_back(FaultKind::kRegistrationFailure);
+    } else {
+      return false;
+    }
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+    if (text.empty()) return false;  // a trailing comma
+  }
+  return !out.empty();
+}
+
+std::string fault_list_text(const std::vector<FaultKind>& kinds) {
+  if (kinds.empty()) return "none";
+  std::string out;
+  for (FaultKind k : kinds) out += (out.empty() ? "" : ",") + std::string(fault_kind_name(k));
+  return out;
+}
+
 size_t RecordingScheduler::pick(std::span<const sim::ReadyEvent> ready) {
   const uint64_t step = choices_.size();
-  const bool fault_open = faults_.enabled && !fault_done_;
+  const bool fault_open = faults_.enabled() && !fault_done_;
   const uint32_t n = static_cast<uint32_t>(ready.size());
+  const uint32_t extra = fault_open ? static_cast<uint32_t>(faults_.kinds.size()) : 0;
   uint32_t choice = 0;
   if (fault_open && faults_.forced_at >= 0) {
     choice = static_cast<int64_t>(step) == faults_.forced_at ? n : strategy_.choose(ready, step);
   } else if (fault_open) {
     options_.assign(ready.begin(), ready.end());
-    options_.push_back({0, UINT32_MAX, kFaultEventKind});
+    for (FaultKind k : faults_.kinds) options_.push_back({0, UINT32_MAX, fault_kind_name(k)});
     choice = strategy_.choose(options_, step);
   } else {
     choice = strategy_.choose(ready, step);
   }
-  const uint32_t width = fault_open ? n + 1 : n;
+  const uint32_t width = n + extra;
   if (choice >= width) choice = 0;
   choices_.push_back(choice);
   widths_.push_back(width);
-  if (choice == n) {  // the fault: the first ready event runs, then the fault
+  if (choice >= n) {  // a fault: the first ready event runs, then the fault
     fault_done_ = true;
-    fault_pending_ = true;
+    fault_pending_ = InjectedFault{faults_.kinds[choice - n], ready[0].rank};
     return 0;
   }
   return choice;
 }
 
-bool RecordingScheduler::take_pending_fault() {
-  const bool pending = fault_pending_;
-  fault_pending_ = false;
+std::optional<InjectedFault> RecordingScheduler::take_pending_fault() {
+  std::optional<InjectedFault> pending = fault_pending_;
+  fault_pending_.reset();
   return pending;
 }
 

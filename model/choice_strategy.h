@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend_sim/scheduler.h"
@@ -63,35 +66,49 @@ class ReplayStrategy final : public ChoiceStrategy {
 // point is chosen: offered to the strategy as one more alternative at every
 // choice point (dfs, replay), or forced at one choice point drawn in advance
 // (random walks and PCT, which would otherwise inject at once).
+enum class FaultKind : uint8_t {
+  kQpError,              // the queue pair between ranks 0 and 1 goes to error
+  kRegistrationFailure,  // the next memory registration of the rank whose event ran fails
+};
+const char* fault_kind_name(FaultKind kind);  // "qp_error", "reg_fail"
+// "none", or kinds separated by commas ("qp_error,reg_fail"); false when a
+// name is unknown.
+bool parse_fault_list(std::string_view text, std::vector<FaultKind>& out);
+std::string fault_list_text(const std::vector<FaultKind>& kinds);  // "none" when empty
+
 struct FaultOffer {
-  bool enabled = false;
-  int64_t forced_at = -1;  // >= 0: inject at this choice point; -1: offer it
+  std::vector<FaultKind> kinds;  // empty: no fault
+  int64_t forced_at = -1;  // >= 0: inject kinds[0] at this choice point; -1: offer them all
+  bool enabled() const { return !kinds.empty(); }
 };
 
-// The kind name of the extra alternative a strategy sees when a fault is offered.
-inline constexpr const char* kFaultEventKind = "fault:qp_error";
+struct InjectedFault {
+  FaultKind kind = FaultKind::kQpError;
+  uint32_t rank = 0;  // the rank of the event that ran at that choice point
+};
 
 // A sim::Scheduler that asks a strategy at every choice point and records,
-// for each, how many alternatives there were and which was picked. With a
-// fault on offer there is one more alternative than ready events: picking it
-// runs the first ready event and then has the fault injected.
+// for each, how many alternatives there were and which was picked. With
+// faults on offer there is one more alternative per fault kind than ready
+// events: picking one runs the first ready event and then has that fault
+// injected. One fault per execution.
 class RecordingScheduler final : public sim::Scheduler {
  public:
   explicit RecordingScheduler(ChoiceStrategy& strategy, FaultOffer faults = {})
-      : strategy_(strategy), faults_(faults) {}
+      : strategy_(strategy), faults_(std::move(faults)) {}
   size_t pick(std::span<const sim::ReadyEvent> ready) override;
 
   const std::vector<uint32_t>& choices() const { return choices_; }
   const std::vector<uint32_t>& widths() const { return widths_; }
-  // True once, after the choice point that picked the fault.
-  bool take_pending_fault();
+  // The fault picked at the last choice point, once.
+  std::optional<InjectedFault> take_pending_fault();
   bool fault_injected() const { return fault_done_; }
 
  private:
   ChoiceStrategy& strategy_;
   FaultOffer faults_;
   bool fault_done_ = false;
-  bool fault_pending_ = false;
+  std::optional<InjectedFault> fault_pending_;
   std::vector<sim::ReadyEvent> options_;
   std::vector<uint32_t> choices_;
   std::vector<uint32_t> widths_;

@@ -212,9 +212,15 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   options.on_started = [&fingerprinter](const std::vector<tf_verbs::RdmaRendezvous*>& p) {
     fingerprinter.set_protocols(p);
   };
-  if (faults.enabled && scenario.cluster.nodes >= 2) {
+  if (faults.enabled()) {
     options.after_event = [&recorder](sim::Simulator& simulator) {
-      if (recorder.take_pending_fault()) simulator.break_queue_pair(0, 1);
+      std::optional<InjectedFault> fault = recorder.take_pending_fault();
+      if (!fault) return;
+      if (fault->kind == FaultKind::kQpError && simulator.world_size() >= 2) {
+        simulator.break_queue_pair(0, 1);
+      } else if (fault->kind == FaultKind::kRegistrationFailure) {
+        simulator.fail_next_registration(fault->rank);
+      }
     };
   }
   SimulationReport report = run_simulation(
@@ -232,7 +238,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   e.fault_injected = recorder.fault_injected();
   for (const tf_verbs::RendezvousStats& r : report.protocol_stats) add_transitions(e.transitions, r);
   for (const std::string& p : e.problems) {
-    // After a QP error a Recv failing with an error is the protocol's answer.
+    // After a fault a Recv failing with an error is the protocol's answer.
     if (e.fault_injected && p.find(": recv failed: ") != std::string::npos) continue;
     if (!is_liveness_problem(p)) {
       e.outcome = CheckOutcome::kSafety;
@@ -258,10 +264,12 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     fingerprints.clear();
     Execution e;
     FaultOffer faults;
-    faults.enabled = options.qp_error_fault;
-    if (faults.enabled && options.strategy != CheckStrategy::kDfs) {
-      // One fault, at a choice point drawn uniformly over a typical execution.
-      faults.forced_at = static_cast<int64_t>(derive_seed(strategy_seed, 1) % expected_steps);
+    faults.kinds = options.faults;
+    if (faults.enabled() && options.strategy != CheckStrategy::kDfs) {
+      // One fault, of a kind and at a choice point drawn uniformly.
+      const uint64_t draw = derive_seed(strategy_seed, 1);
+      faults.kinds = {options.faults[draw % options.faults.size()]};
+      faults.forced_at = static_cast<int64_t>((draw / options.faults.size()) % expected_steps);
     }
     switch (options.strategy) {
       case CheckStrategy::kDfs: {

@@ -61,7 +61,7 @@ struct CheckOptions {
   uint64_t max_schedules = 1000;
   uint64_t seed = 1;        // the scenario's seed for content; strategies derive theirs
   uint32_t pct_depth = 3;
-  bool qp_error_fault = false;  // explore one injected QP error per execution
+  std::vector<FaultKind> faults;  // explore one injected fault (of these kinds) per execution
 };
 
 struct CheckReport {

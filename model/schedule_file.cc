@@ -25,7 +25,7 @@ std::string schedule_file_text(const ScheduleFile& s) {
       << "seed " << s.seed << "\n"
       << "strategy " << s.strategy << "\n"
       << "outcome " << s.outcome << "\n"
-      << "faults " << (s.qp_error_fault ? "qp_error" : "none") << "\n"
+      << "faults " << fault_list_text(s.faults) << "\n"
       << "choices " << s.choices.size() << "\n";
   for (size_t i = 0; i < s.choices.size(); ++i) {
     out << s.choices[i] << ((i + 1) % 32 == 0 || i + 1 == s.choices.size() ? "\n" : " ");
@@ -60,10 +60,9 @@ Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::str
   s.strategy = value;
   if (!next("outcome", value)) return error("expected 'outcome WHAT'");
   s.outcome = value;
-  if (!next("faults", value) || (value != "none" && value != "qp_error")) {
-    return error("expected 'faults none' or 'faults qp_error'");
+  if (!next("faults", value) || !parse_fault_list(value, s.faults)) {
+    return error("expected 'faults none' or a list such as 'faults qp_error,reg_fail'");
   }
-  s.qp_error_fault = value == "qp_error";
   uint64_t count = 0;
   if (!next("choices", value) || !parse_number(value, count) || count > kMaxChoices) {
     return error("expected 'choices N' with N at most " + std::to_string(kMaxChoices));

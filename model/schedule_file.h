@@ -7,7 +7,7 @@
 //   seed 42
 //   strategy random
 //   outcome safety
-//   faults none            (or qp_error: a fault was on offer, as one more alternative)
+//   faults none            (or qp_error,reg_fail: the faults on offer, one more alternative each)
 //   choices 5
 //   0 2 1 0 1
 //
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "model/choice_strategy.h"
 
 namespace tensorwire::model {
 
@@ -27,7 +28,7 @@ struct ScheduleFile {
   uint64_t seed = 0;      // the scenario seed of the execution
   std::string strategy;   // informative
   std::string outcome;    // informative
-  bool qp_error_fault = false;  // the schedule's choices include the fault alternative
+  std::vector<FaultKind> faults;  // on offer: the choices include their alternatives
   std::vector<uint32_t> choices;
 };
 

@@ -111,9 +111,18 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
                     "(default: tensorwire-check)")
       ->type_name("PREFIX");
   check->add_option("--faults", args.faults,
-                    "Faults to explore: none, or qp_error (the queue pair between ranks 0 and 1 "
-                    "fails at one point of each execution; dfs tries every point)")
-      ->check(CLI::IsMember({"none", "qp_error"}))
+                    "Faults to explore, one per execution: none, or a comma-separated list of "
+                    "qp_error (the queue pair between ranks 0 and 1 fails) and reg_fail (the "
+                    "next memory registration of a rank fails); dfs tries every point")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            std::vector<model::FaultKind> kinds;
+            return model::parse_fault_list(text, kinds)
+                       ? std::string()
+                       : "'" + text + "' is not a fault list (none, qp_error, reg_fail, or both "
+                                      "separated by a comma)";
+          },
+          "", "FAULTS"))
       ->type_name("LIST");
   std::vector<std::string> bugs{"none"};
   for (tf_verbs::PlantedBug b : tf_verbs::kPlantedBugs) bugs.emplace_back(tf_verbs::planted_bug_name(b));
@@ -142,7 +151,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   options.seed = args.has_seed ? args.seed : scenario.seed;
   options.max_schedules = args.max_schedules;
   options.pct_depth = args.pct_depth;
-  options.qp_error_fault = args.faults == "qp_error";
+  model::parse_fault_list(args.faults, options.faults);  // checked by the flag's validator
   options.strategy = args.strategy == "dfs"   ? model::CheckStrategy::kDfs
                      : args.strategy == "pct" ? model::CheckStrategy::kPct
                                               : model::CheckStrategy::kRandom;
@@ -165,9 +174,9 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
         << " (seed " << seed << ", " << schedule->choices.size() << " choices)\n";
     model::ReplayStrategy replay(schedule->choices);
     NullTraceSink none;
-    options.qp_error_fault = schedule->qp_error_fault;
+    options.faults = schedule->faults;
     model::Execution e = model::run_execution(model::model_scenario(scenario), seed, replay, none,
-                                              nullptr, {options.qp_error_fault, -1});
+                                              nullptr, {options.faults, -1});
     if (e.diverged) {
       out << "warning: the schedule does not fit this scenario's execution (another scenario, "
              "seed or version?); the rest ran in first-ready order\n";
@@ -216,14 +225,14 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   file.seed = options.seed;
   file.strategy = strategy_name;
   file.outcome = model::check_outcome_name(failing->outcome);
-  file.qp_error_fault = options.qp_error_fault;
+  file.faults = options.faults;
   file.choices = failing->choices;
   report::ChromeTraceWriter chrome;
   TextTraceSink text;
   TeeTraceSink both(chrome, text);
   model::ReplayStrategy replay(failing->choices);
   model::run_execution(model::model_scenario(scenario), options.seed, replay, both, nullptr,
-                       {options.qp_error_fault, -1});
+                       {options.faults, -1});
   const std::string prefix = args.out_prefix;
   for (const auto& [suffix, content] :
        {std::pair<std::string, std::string>{".schedule", model::schedule_file_text(file)},

@@ -91,7 +91,7 @@ TEST(Explorer, AnInjectedQpErrorFailsRecvsWithAnErrorWhichIsNoViolation) {
   const Scenario s = model_scenario(tiny());
   RandomWalkStrategy walk(1);
   NullTraceSink trace;
-  Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{true, 3});
+  Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{{FaultKind::kQpError}, 3});
   EXPECT_TRUE(e.fault_injected);
   ASSERT_GT(e.widths.size(), 3u);
   EXPECT_EQ(e.choices[3], e.widths[3] - 1) << "the fault is the last alternative";
@@ -101,7 +101,7 @@ TEST(Explorer, AnInjectedQpErrorFailsRecvsWithAnErrorWhichIsNoViolation) {
   EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound);
   // Replaying with the fault on offer takes the same path.
   ReplayStrategy replay(e.choices);
-  Execution again = run_execution(s, 1, replay, trace, nullptr, FaultOffer{true, -1});
+  Execution again = run_execution(s, 1, replay, trace, nullptr, FaultOffer{{FaultKind::kQpError}, -1});
   EXPECT_FALSE(again.diverged);
   EXPECT_TRUE(again.fault_injected);
   EXPECT_EQ(again.problems, e.problems);
@@ -112,11 +112,17 @@ TEST(Explorer, DfsWithAQpErrorExploresEveryFaultPointOfATinyScenario) {
   o.strategy = CheckStrategy::kDfs;
   o.max_schedules = 100000;
   CheckReport plain = check(tiny(), o);
-  o.qp_error_fault = true;
+  o.faults = {FaultKind::kQpError};
   CheckReport faulty = check(tiny(), o);
   EXPECT_TRUE(faulty.exhausted);
   EXPECT_EQ(faulty.outcome, CheckOutcome::kNothingFound);
   EXPECT_GT(faulty.schedules, plain.schedules);
+  o.faults = {FaultKind::kQpError, FaultKind::kRegistrationFailure};
+  CheckReport both = check(tiny(), o);
+  EXPECT_TRUE(both.exhausted);
+  EXPECT_EQ(both.outcome, CheckOutcome::kNothingFound)
+      << (both.counterexample ? both.counterexample->problems.front() : "");
+  EXPECT_GT(both.schedules, faulty.schedules);
 }
 
 TEST(Explorer, ReportsTheStateMachineTransitionsItCovered) {
@@ -131,6 +137,22 @@ TEST(Explorer, ReportsTheStateMachineTransitionsItCovered) {
   EXPECT_NE(covered_response_transitions(r.transitions).find("->Writing"), std::string::npos)
       << covered_response_transitions(r.transitions);
   EXPECT_EQ(covered_request_transitions(tf_verbs::RendezvousStats{}), "none");
+}
+
+TEST(Explorer, AnInjectedRegistrationFailureFailsARecvWithTheReason) {
+  const Scenario s = model_scenario(tiny());
+  bool seen = false;
+  // The first choice points come before the result and source registrations
+  // of step 1; one of them must meet the failure.
+  for (int64_t at = 0; at < 6 && !seen; ++at) {
+    RandomWalkStrategy walk(2);
+    NullTraceSink trace;
+    Execution e = run_execution(s, 1, walk, trace, nullptr,
+                                FaultOffer{{FaultKind::kRegistrationFailure}, at});
+    EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound) << e.problems.front();
+    for (const auto& p : e.problems) seen = seen || p.find("injected failure") != std::string::npos;
+  }
+  EXPECT_TRUE(seen) << "no injected registration failure reached a Recv";
 }
 
 }  // namespace

@@ -61,7 +61,11 @@ SwarmCase draw_case(uint64_t seed) {
   c.options.strategy = d.coin() ? CheckStrategy::kRandom : CheckStrategy::kPct;
   c.options.max_schedules = 50;
   c.options.seed = seed;
-  c.options.qp_error_fault = d.below(3) == 0;
+  switch (d.below(4)) {
+    case 0: c.options.faults = {FaultKind::kQpError}; break;
+    case 1: c.options.faults = {FaultKind::kRegistrationFailure}; break;
+    default: break;
+  }
   return c;
 }
 
@@ -72,8 +76,8 @@ TEST_P(Swarm, ADrawnConfigurationHasNoViolation) {
   Scenario s = load_scenario_string(c.toml, "swarm.toml");
   CheckReport r = check(s, c.options);
   EXPECT_EQ(r.outcome, CheckOutcome::kNothingFound)
-      << c.toml << "strategy " << check_strategy_name(c.options.strategy) << ", qp_error "
-      << c.options.qp_error_fault << "\n"
+      << c.toml << "strategy " << check_strategy_name(c.options.strategy) << ", faults "
+      << fault_list_text(c.options.faults) << "\n"
       << (r.counterexample && !r.counterexample->problems.empty() ? r.counterexample->problems[0]
                                                                   : std::string());
   EXPECT_EQ(r.schedules, c.options.max_schedules);
