@@ -102,7 +102,8 @@ bool EventQueue::run_next() {
   for (const HeapEntry& e : ready_) {
     ready_info_.push_back({e.sequence, slots_[e.slot].rank, slots_[e.slot].kind});
   }
-  size_t pick = ready_.size() == 1 ? 0 : scheduler_->pick(ready_info_);
+  size_t pick =
+      ready_.size() == 1 && !scheduler_->wants_every_event() ? 0 : scheduler_->pick(ready_info_);
   if (pick >= ready_.size()) pick = 0;
   for (size_t i = 0; i < ready_.size(); ++i) {
     if (i == pick) continue;

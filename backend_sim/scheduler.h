@@ -20,9 +20,11 @@ struct ReadyEvent {
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
-  // Index into `ready` (never empty) of the event to run next. Called only
-  // when more than one event is ready.
+  // Index into `ready` (never empty) of the event to run next. Called when
+  // more than one event is ready, and for a lone event too while
+  // wants_every_event() (a model checker offering a fault there).
   virtual size_t pick(std::span<const ReadyEvent> ready) = 0;
+  virtual bool wants_every_event() const { return false; }
   // Every event, chosen or alone, just before it runs (the model checker
   // fingerprints each rank's history with it).
   virtual void ran(const ReadyEvent& /*event*/) {}

@@ -50,6 +50,7 @@ uint32_t PctStrategy::choose(std::span<const sim::ReadyEvent> ready, uint64_t st
 }
 
 uint32_t ReplayStrategy::choose(std::span<const sim::ReadyEvent> ready, uint64_t step) {
+  used_ = std::max<size_t>(used_, step + 1);
   if (step >= choices_.size() || choices_[step] >= ready.size()) {
     diverged_ = true;
     return 0;
@@ -71,13 +72,16 @@ bool parse_fault_list(std::string_view text, std::vector<FaultKind>& out) {
   while (!text.empty()) {
     const size_t comma = text.find(',');
     const std::string_view name = text.substr(0, comma);
+    FaultKind kind;
     if (name == fault_kind_name(FaultKind::kQpError)) {
-      out.push_back(FaultKind::kQpError);
+      kind = FaultKind::kQpError;
     } else if (name == fault_kind_name(FaultKind::kRegistrationFailure)) {
-      out.push_back(FaultKind::kRegistrationFailure);
+      kind = FaultKind::kRegistrationFailure;
     } else {
       return false;
     }
+    if (std::find(out.begin(), out.end(), kind) != out.end()) return false;  // named twice
+    out.push_back(kind);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
     if (text.empty()) return false;  // a trailing comma
@@ -99,7 +103,12 @@ size_t RecordingScheduler::pick(std::span<const sim::ReadyEvent> ready) {
   const uint32_t extra = fault_open ? static_cast<uint32_t>(faults_.kinds.size()) : 0;
   uint32_t choice = 0;
   if (fault_open && faults_.forced_at >= 0) {
-    choice = static_cast<int64_t>(step) == faults_.forced_at ? n : strategy_.choose(ready, step);
+    // The strategy is asked either way, so its own plan (PCT's change points)
+    // stays in step.
+    choice = strategy_.choose(ready, step);
+    if (static_cast<int64_t>(step) == faults_.forced_at) {
+      choice = n + std::min<uint32_t>(faults_.forced_kind, extra - 1);
+    }
   } else if (fault_open) {
     options_.assign(ready.begin(), ready.end());
     for (FaultKind k : faults_.kinds) options_.push_back({0, UINT32_MAX, fault_kind_name(k)});
@@ -117,6 +126,12 @@ size_t RecordingScheduler::pick(std::span<const sim::ReadyEvent> ready) {
     return 0;
   }
   return choice;
+}
+
+uint64_t RecordingScheduler::fault_state() const {
+  uint64_t h = fault_done_ ? 1 : 0;
+  if (fault_pending_) h = h * 31 + 2 + static_cast<uint64_t>(fault_pending_->kind) * 7 + fault_pending_->rank * 131;
+  return h;
 }
 
 std::optional<InjectedFault> RecordingScheduler::take_pending_fault() {

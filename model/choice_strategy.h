@@ -55,11 +55,13 @@ class ReplayStrategy final : public ChoiceStrategy {
  public:
   explicit ReplayStrategy(std::vector<uint32_t> choices) : choices_(std::move(choices)) {}
   uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override;
-  bool diverged() const { return diverged_; }
+  // Also true when the execution ended before using every recorded choice.
+  bool diverged() const { return diverged_ || used_ < choices_.size(); }
 
  private:
   std::vector<uint32_t> choices_;
   bool diverged_ = false;
+  size_t used_ = 0;
 };
 
 // Whether an execution may inject a fault (one per execution), and how the
@@ -78,7 +80,11 @@ std::string fault_list_text(const std::vector<FaultKind>& kinds);  // "none" whe
 
 struct FaultOffer {
   std::vector<FaultKind> kinds;  // empty: no fault
-  int64_t forced_at = -1;  // >= 0: inject kinds[0] at this choice point; -1: offer them all
+  // >= 0: inject kinds[forced_kind] at this choice point (recorded as the
+  // alternative it is when offered, so the schedule replays in offer mode);
+  // -1: offer every kind at every choice point.
+  int64_t forced_at = -1;
+  uint32_t forced_kind = 0;
   bool enabled() const { return !kinds.empty(); }
 };
 
@@ -97,12 +103,17 @@ class RecordingScheduler final : public sim::Scheduler {
   explicit RecordingScheduler(ChoiceStrategy& strategy, FaultOffer faults = {})
       : strategy_(strategy), faults_(std::move(faults)) {}
   size_t pick(std::span<const sim::ReadyEvent> ready) override;
+  // While a fault may still be injected, every event is a choice point.
+  bool wants_every_event() const override { return faults_.enabled() && !fault_done_; }
 
   const std::vector<uint32_t>& choices() const { return choices_; }
   const std::vector<uint32_t>& widths() const { return widths_; }
   // The fault picked at the last choice point, once.
   std::optional<InjectedFault> take_pending_fault();
   bool fault_injected() const { return fault_done_; }
+  // What the fingerprint of a state must include: which fault is still to
+  // come or waiting to be applied.
+  uint64_t fault_state() const;
 
  private:
   ChoiceStrategy& strategy_;

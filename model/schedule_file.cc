@@ -1,5 +1,6 @@
 #include "model/schedule_file.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 #include <string_view>
@@ -26,6 +27,7 @@ std::string schedule_file_text(const ScheduleFile& s) {
       << "strategy " << s.strategy << "\n"
       << "outcome " << s.outcome << "\n"
       << "faults " << fault_list_text(s.faults) << "\n"
+      << "planted_bug " << s.planted_bug << "\n"
       << "choices " << s.choices.size() << "\n";
   for (size_t i = 0; i < s.choices.size(); ++i) {
     out << s.choices[i] << ((i + 1) % 32 == 0 || i + 1 == s.choices.size() ? "\n" : " ");
@@ -63,11 +65,13 @@ Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::str
   if (!next("faults", value) || !parse_fault_list(value, s.faults)) {
     return error("expected 'faults none' or a list such as 'faults qp_error,reg_fail'");
   }
+  if (!next("planted_bug", value) || value.empty()) return error("expected 'planted_bug NAME' (none for none)");
+  s.planted_bug = value;
   uint64_t count = 0;
   if (!next("choices", value) || !parse_number(value, count) || count > kMaxChoices) {
     return error("expected 'choices N' with N at most " + std::to_string(kMaxChoices));
   }
-  s.choices.reserve(count);
+  s.choices.reserve(std::min<uint64_t>(count, 1u << 16));  // the file may lie about its size
   while (std::getline(in, line)) {
     ++line_no;
     std::istringstream words(line);

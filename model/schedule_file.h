@@ -8,6 +8,7 @@
 //   strategy random
 //   outcome safety
 //   faults none            (or qp_error,reg_fail: the faults on offer, one more alternative each)
+//   planted_bug none       (or the bug zoo's bug it ran with)
 //   choices 5
 //   0 2 1 0 1
 //
@@ -29,6 +30,7 @@ struct ScheduleFile {
   std::string strategy;   // informative
   std::string outcome;    // informative
   std::vector<FaultKind> faults;  // on offer: the choices include their alternatives
+  std::string planted_bug = "none";  // the bug zoo's bug the execution ran with
   std::vector<uint32_t> choices;
 };
 

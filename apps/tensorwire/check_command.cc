@@ -175,16 +175,23 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
     model::ReplayStrategy replay(schedule->choices);
     NullTraceSink none;
     options.faults = schedule->faults;
+    if (args.plant_bug == "none" &&
+        !tf_verbs::planted_bug_from_name(schedule->planted_bug, scenario.tf_verbs.planted_bug)) {
+      err << kErrorPrefix << args.replay_path << ": unknown planted_bug '" << schedule->planted_bug
+          << "'\n";
+      return kExitBadInput;
+    }
     model::Execution e = model::run_execution(model::model_scenario(scenario), seed, replay, none,
                                               nullptr, {options.faults, -1});
-    if (e.diverged) {
-      out << "warning: the schedule does not fit this scenario's execution (another scenario, "
-             "seed or version?); the rest ran in first-ready order\n";
-    }
     out << "replayed: " << model::check_outcome_name(e.outcome) << "\n";
     for (const std::string& p : e.problems) out << "  " << p << "\n";
     options.seed = seed;
     strategy_name = "replay of " + schedule->strategy;
+    if (e.diverged) {
+      err << kErrorPrefix << "the schedule in " << args.replay_path
+          << " does not fit this execution: it is not the execution the file recorded\n";
+      return kExitBadInput;
+    }
     if (e.outcome == model::CheckOutcome::kNothingFound) return kExitOk;
     failing = std::move(e);
   } else {
@@ -204,7 +211,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     out << "\nschedules       " << report::format_count(report.schedules)
-        << (report.exhausted ? " (every order explored)" : "") << "\n"
+        << (report.exhausted ? " (every order explored, up to the state abstraction)" : "") << "\n"
         << "distinct states " << report::format_count(report.distinct_states) << " ("
         << report::format_count(static_cast<uint64_t>(seconds > 0 ? report.distinct_states / seconds : 0))
         << " states/s, " << report::format_count(report.choice_points) << " choice points, "
@@ -226,6 +233,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   file.strategy = strategy_name;
   file.outcome = model::check_outcome_name(failing->outcome);
   file.faults = options.faults;
+  file.planted_bug = tf_verbs::planted_bug_name(scenario.tf_verbs.planted_bug);
   file.choices = failing->choices;
   report::ChromeTraceWriter chrome;
   TextTraceSink text;
@@ -233,14 +241,22 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   model::ReplayStrategy replay(failing->choices);
   model::run_execution(model::model_scenario(scenario), options.seed, replay, both, nullptr,
                        {options.faults, -1});
-  const std::string prefix = args.out_prefix;
+  // Never overwrite the schedule being replayed.
+  std::string prefix = args.out_prefix;
+  if (!args.replay_path.empty() &&
+      std::filesystem::weakly_canonical(prefix + ".schedule") ==
+          std::filesystem::weakly_canonical(args.replay_path)) {
+    prefix += "-replay";
+  }
   for (const auto& [suffix, content] :
        {std::pair<std::string, std::string>{".schedule", model::schedule_file_text(file)},
         {".steps.txt", text.text()},
         {".trace.json", chrome.to_json()}}) {
     if (Status st = write_file(prefix + suffix, content); !st.is_ok()) {
-      err << kErrorPrefix << st.message() << "\n";
-      return kExitBadInput;
+      // The violation stands; keep the schedule where the user can see it.
+      err << kErrorPrefix << st.message() << "; the schedule follows on stdout\n";
+      out << model::schedule_file_text(file);
+      return exit_code_of(failing->outcome);
     }
   }
   out << "counterexample: " << prefix << ".schedule (replay: tensorwire check "

@@ -344,12 +344,24 @@ TEST_F(TensorwireCli, CheckReportsASafetyViolationWithAScheduleThatReplays) {
   EXPECT_FALSE(read_file(prefix + ".steps.txt").empty());
   EXPECT_NO_THROW(nlohmann::json::parse(read_file(prefix + ".trace.json")));
   // --replay re-runs exactly that execution: the same violation.
-  const CliRun again = run("check " + quoted(path("c.toml").string()) +
-                           " --plant-bug stale_re_request_address --replay " +
+  // The file records the planted bug, so the replay needs no --plant-bug.
+  EXPECT_TRUE(contains(schedule, "planted_bug stale_re_request_address\n")) << schedule;
+  const CliRun again = run("check " + quoted(path("c.toml").string()) + " --replay " +
                            quoted(prefix + ".schedule") + " --out " + quoted(path("again").string()));
   EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
   EXPECT_TRUE(contains(again.out, "replayed: safety violation")) << again.out;
-  EXPECT_FALSE(contains(again.out, "does not fit")) << again.out;
+  // A schedule that does not fit the execution is bad input, not a verdict.
+  std::string longer = schedule;
+  const size_t count_at = longer.find("choices ") + 8;
+  const size_t count_end = longer.find('\n', count_at);
+  const uint64_t count = std::stoull(longer.substr(count_at, count_end - count_at));
+  longer.replace(count_at, count_end - count_at, std::to_string(count + 3));
+  longer += "0 0 0\n";
+  std::ofstream(path("longer.schedule")) << longer;
+  const CliRun diverged = run("check " + quoted(path("c.toml").string()) + " --replay " +
+                              quoted(path("longer.schedule").string()));
+  EXPECT_EQ(diverged.exit_code, 2) << diverged.out << diverged.err;
+  EXPECT_TRUE(contains(diverged.err, "does not fit")) << diverged.err;
 }
 
 TEST_F(TensorwireCli, CheckReportsALivenessViolationAsExitThree) {

@@ -13,6 +13,8 @@ ScheduleFile sample() {
   s.strategy = "random";
   s.outcome = "safety violation";
   for (uint32_t i = 0; i < 70; ++i) s.choices.push_back(i % 3);
+  s.faults = {FaultKind::kRegistrationFailure, FaultKind::kQpError};
+  s.planted_bug = "skip_clone";
   return s;
 }
 
@@ -25,6 +27,21 @@ TEST(ScheduleFile, RoundTrips) {
   EXPECT_EQ(back->strategy, "random");
   EXPECT_EQ(back->outcome, "safety violation");
   EXPECT_EQ(back->choices, sample().choices);
+  EXPECT_EQ(back->faults, sample().faults);
+  EXPECT_EQ(back->planted_bug, "skip_clone");
+}
+
+TEST(ScheduleFile, FaultListsNameEachKnownFaultOnce) {
+  std::vector<FaultKind> kinds;
+  EXPECT_TRUE(parse_fault_list("none", kinds));
+  EXPECT_TRUE(kinds.empty());
+  EXPECT_TRUE(parse_fault_list("qp_error,reg_fail", kinds));
+  EXPECT_EQ(kinds.size(), 2u);
+  EXPECT_FALSE(parse_fault_list("qp_error,qp_error", kinds));
+  EXPECT_FALSE(parse_fault_list("qp_error,", kinds));
+  EXPECT_FALSE(parse_fault_list("crash", kinds));
+  EXPECT_FALSE(parse_fault_list("", kinds));
+  EXPECT_EQ(fault_list_text({FaultKind::kQpError, FaultKind::kRegistrationFailure}), "qp_error,reg_fail");
 }
 
 TEST(ScheduleFile, DamageIsAnErrorWithTheLine) {
