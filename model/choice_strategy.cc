@@ -2,15 +2,10 @@
 
 #include <algorithm>
 
+#include "core/splitmix64.h"
+
 namespace tensorwire::model {
 namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 // Uniform in [0, n) without modulo bias worth mentioning for n << 2^64.
 uint64_t below(uint64_t& state, uint64_t n) { return n == 0 ? 0 : splitmix64(state) % n; }

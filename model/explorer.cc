@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "backend_sim/sim_observer.h"
+#include "core/splitmix64.h"
 #include "backend_sim/simulator.h"
 #include "runner/simulation_run.h"
 
@@ -17,10 +18,8 @@ constexpr double kUnboundedBandwidth = 1e14;  // the loader's largest
 // One splitmix64 round per value: collisions are unsound prunes, so the mix
 // must be a good one.
 uint64_t mix(uint64_t h, uint64_t v) {
-  uint64_t z = h + 0x9e3779b97f4a7c15ull + v * 0xd1b54a32d192ed03ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  uint64_t state = h + v * 0xd1b54a32d192ed03ull;
+  return splitmix64(state);
 }
 
 // A fingerprint of the cluster's state at a choice point. A rank is a
@@ -162,9 +161,8 @@ class PrefixStrategy final : public ChoiceStrategy {
 };
 
 uint64_t derive_seed(uint64_t seed, uint64_t index) {
-  uint64_t s = seed ^ (index * 0xd1b54a32d192ed03ull);
-  s = (s ^ (s >> 30)) * 0xbf58476d1ce4e5b9ull;
-  return s ^ (s >> 31);
+  uint64_t state = seed ^ (index * 0xd1b54a32d192ed03ull);
+  return splitmix64(state);
 }
 
 }  // namespace
@@ -263,7 +261,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   for (const tf_verbs::RendezvousStats& r : report.protocol_stats) add_transitions(e.transitions, r);
   // A Recv that failed with an error after the fault, where the fault could
   // reach it (a QP error: a transfer between ranks 0 and 1), is the protocol's
-  // answer to the fault. The runner words the problem as below.
+  // answer to the fault.
   std::set<std::string> excused;
   if (applied) {
     for (const StepResult& step : report.workload.steps) {
@@ -271,9 +269,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
         if (t.status.is_ok() || t.done_ns < applied_ns) continue;
         const bool reachable = applied->kind != FaultKind::kQpError || (t.src <= 1 && t.dst <= 1);
         if (!reachable) continue;
-        excused.insert("step " + std::to_string(step.step_id) + " '" + t.name + "' " +
-                       std::to_string(t.src) + "->" + std::to_string(t.dst) +
-                       ": recv failed: " + t.status.to_string());
+        excused.insert(transfer_problem(step.step_id, t));
       }
     }
   }

@@ -7,6 +7,14 @@
 
 namespace tensorwire {
 
+std::string transfer_problem(uint64_t step_id, const TransferResult& t) {
+  const std::string where = "step " + std::to_string(step_id) + " '" + t.name + "' " +
+                            std::to_string(t.src) + "->" + std::to_string(t.dst) + ": ";
+  if (!t.status.is_ok()) return where + "recv failed: " + t.status.to_string();
+  if (!t.mismatch.empty()) return where + t.mismatch;
+  return {};
+}
+
 SimulationReport run_simulation(const Scenario& scenario, const SimulationOptions& options,
                                 TraceSink& trace, ProgressCallback on_progress) {
   SimulationReport report;
@@ -82,14 +90,8 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
   }
   for (const StepResult& s : w.steps) {
     for (const TransferResult& t : s.transfers) {
-      if (!t.status.is_ok()) {
-        report.problems.push_back("step " + std::to_string(s.step_id) + " '" + t.name + "' " +
-                                  std::to_string(t.src) + "->" + std::to_string(t.dst) +
-                                  ": recv failed: " + t.status.to_string());
-      } else if (!t.mismatch.empty()) {
-        report.problems.push_back("step " + std::to_string(s.step_id) + " '" + t.name + "' " +
-                                  std::to_string(t.src) + "->" + std::to_string(t.dst) +
-                                  ": " + t.mismatch);
+      if (std::string p = transfer_problem(s.step_id, t); !p.empty()) {
+        report.problems.push_back(std::move(p));
       }
     }
   }

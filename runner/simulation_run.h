@@ -59,6 +59,10 @@ struct SimulationReport {
   bool passed() const { return problems.empty(); }
 };
 
+// The problem line a transfer that failed a check becomes ("step 2 'w' 0->1:
+// recv failed: ..." or "...: <mismatch>"); empty when it passed.
+std::string transfer_problem(uint64_t step_id, const TransferResult& t);
+
 using ProgressCallback = std::function<void(size_t steps_done, size_t steps_total)>;
 
 SimulationReport run_simulation(const Scenario& scenario, const SimulationOptions& options,

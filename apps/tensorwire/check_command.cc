@@ -8,6 +8,7 @@
 
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
+#include "apps/tensorwire/scenario_argument.h"
 #include "model/explorer.h"
 #include "model/schedule_file.h"
 #include "report/chrome_trace_writer.h"
@@ -18,8 +19,6 @@
 
 namespace tensorwire::app {
 namespace {
-
-constexpr const char* kErrorPrefix = "tensorwire: error: ";
 
 // A trace sink that keeps every event as a line, in the order they happened:
 // the readable step-by-step account of a failing execution.
@@ -134,13 +133,9 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
 }
 
 int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress) {
-  Scenario scenario;
-  try {
-    scenario = load_scenario_file(args.scenario_path);
-  } catch (const std::exception& e) {
-    err << kErrorPrefix << e.what() << "\n";
-    return kExitBadInput;
-  }
+  std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
+  if (!loaded) return kExitBadInput;
+  Scenario& scenario = *loaded;
   if (scenario.broadcast) {
     err << kErrorPrefix << "check explores the tensor workloads (tf_verbs_zero_copy); '"
         << args.scenario_path << "' is a broadcast, whose invariants `tensorwire run` checks\n";

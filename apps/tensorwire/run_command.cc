@@ -10,6 +10,7 @@
 
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
+#include "apps/tensorwire/scenario_argument.h"
 #include "core/trace_sink.h"
 #include "report/broadcast_report.h"
 #include "report/chrome_trace_writer.h"
@@ -24,22 +25,6 @@
 
 namespace tensorwire::app {
 namespace {
-
-constexpr const char* kErrorPrefix = "tensorwire: error: ";
-
-// A clear message for a scenario path that cannot be a scenario file, before
-// the loader sees it; empty when the path looks usable.
-std::string scenario_path_problem(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    return "scenario file '" + path + "' does not exist";
-  }
-  if (std::filesystem::is_directory(status)) {
-    return "scenario file '" + path + "' is a directory, not a file";
-  }
-  return {};
-}
 
 // "out/x.json" and "./out/x.json" are one file; writing both would leave one
 // half-overwritten by the other.
@@ -98,20 +83,9 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
 int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool progress) {
   const std::string path = args.scenario_path.empty() ? default_scenario_path()
                                                       : args.scenario_path;
-  if (std::string problem = scenario_path_problem(path); !problem.empty()) {
-    err << kErrorPrefix << problem << "\n";
-    return kExitBadInput;
-  }
-  Scenario scenario;
-  try {
-    scenario = load_scenario_file(path);
-  } catch (const ScenarioError& e) {
-    err << kErrorPrefix << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    err << kErrorPrefix << "cannot load scenario '" << path << "': " << e.what() << "\n";
-    return kExitBadInput;
-  }
+  std::optional<Scenario> loaded = load_scenario_argument(path, err);
+  if (!loaded) return kExitBadInput;
+  Scenario& scenario = *loaded;
 
   if (!args.trace_path.empty() && !args.json_path.empty() &&
       same_file_path(args.trace_path, args.json_path)) {
@@ -217,17 +191,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& args) {
 }
 
 int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err) {
-  if (std::string problem = scenario_path_problem(args.scenario_path); !problem.empty()) {
-    err << kErrorPrefix << problem << "\n";
-    return kExitBadInput;
-  }
-  Scenario scenario;
-  try {
-    scenario = load_scenario_file(args.scenario_path);
-  } catch (const std::exception& e) {
-    err << kErrorPrefix << e.what() << "\n";
-    return kExitBadInput;
-  }
+  std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
+  if (!loaded) return kExitBadInput;
+  const Scenario& scenario = *loaded;
   if (!scenario.broadcast) {
     err << kErrorPrefix << "'" << args.scenario_path
         << "' has no broadcast workload ([workload] kind = \"broadcast\"); plan draws "

@@ -1,14 +1,9 @@
 #include "core/workload/tensor_content.h"
 
+#include "core/splitmix64.h"
+
 namespace tensorwire {
 namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 // The content word at index i: computed directly so a check can start anywhere.
 uint64_t content_word(uint64_t key, uint64_t i) {

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/splitmix64.h"
 #include "model/explorer.h"
 #include "scenario/scenario_loader.h"
 
@@ -16,12 +17,7 @@ namespace {
 class Draw {
  public:
   explicit Draw(uint64_t seed) : state_(seed * 0x9e3779b97f4a7c15ull + 1) {}
-  uint64_t below(uint64_t n) {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (z ^ (z >> 31)) % n;
-  }
+  uint64_t below(uint64_t n) { return splitmix64(state_) % n; }
   bool coin() { return below(2) == 1; }
 
  private:

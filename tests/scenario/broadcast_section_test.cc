@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scenario/scenario_loader.h"
+#include "tests/scenario/scenario_error_text.h"
 
 namespace tensorwire {
 namespace {
@@ -25,14 +26,7 @@ source = "node0/gpu1"
 destinations = ["node1/gpu0", "node2/host", "node0/gpu1"]
 )";
 
-std::string error_of(const std::string& text) {
-  try {
-    load_scenario_string(text, "b.toml", "");
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "(loaded without error)";
-}
+std::string error_of(const std::string& text) { return testing::scenario_error_of(text, "b.toml"); }
 
 TEST(BroadcastSection, ShippedBroadcastScenariosLoad) {
   Scenario big = load_scenario_file(kRoot + "/scenarios/broadcast_8x4.toml");

@@ -6,18 +6,12 @@
 #include <string>
 
 #include "scenario/scenario_loader.h"
+#include "tests/scenario/scenario_error_text.h"
 
 namespace tensorwire {
 namespace {
 
-std::string error_of(const std::string& text) {
-  try {
-    load_scenario_string(text, "t.toml", "");
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "(loaded without error)";
-}
+std::string error_of(const std::string& text) { return testing::scenario_error_of(text, "t.toml"); }
 
 void expect_error(const std::string& text, std::initializer_list<std::string> parts) {
   const std::string e = error_of(text);

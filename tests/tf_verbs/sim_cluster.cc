@@ -2,16 +2,9 @@
 
 #include <gtest/gtest.h>
 
-namespace tensorwire::tf_verbs::testing {
+#include "core/splitmix64.h"
 
-namespace {
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-}  // namespace
+namespace tensorwire::tf_verbs::testing {
 
 std::vector<std::byte> pattern_bytes(uint64_t seed, uint64_t bytes) {
   std::vector<std::byte> out(bytes);
