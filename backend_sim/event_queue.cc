@@ -25,6 +25,7 @@ EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind,
   s.sequence = sequence;
   s.rank = rank;
   s.kind = kind;
+  s.parent = running_sequence_;
   heap_.push_back({at_ns, sequence, slot});
   std::push_heap(heap_.begin(), heap_.end(), later);
   ++live_;
@@ -65,6 +66,7 @@ bool EventQueue::pop_live(HeapEntry& out) {
 
 void EventQueue::run_slot(uint32_t slot) {
   std::function<void()> fn = std::move(slots_[slot].fn);
+  running_sequence_ = slots_[slot].sequence;
   slots_[slot].fn = nullptr;
   slots_[slot].sequence = 0;
   free_slots_.push_back(slot);
@@ -100,7 +102,8 @@ bool EventQueue::run_next() {
   }
   ready_info_.clear();
   for (const HeapEntry& e : ready_) {
-    ready_info_.push_back({e.sequence, slots_[e.slot].rank, slots_[e.slot].kind});
+    const Slot& s = slots_[e.slot];
+    ready_info_.push_back({e.sequence, s.rank, s.kind, s.parent, e.at_ns});
   }
   size_t pick =
       ready_.size() == 1 && !scheduler_->wants_every_event() ? 0 : scheduler_->pick(ready_info_);

@@ -32,6 +32,10 @@ class EventQueue {
                          std::function<void()> fn) {
     return schedule_at(now_ns_ + (delay_ns > 0 ? delay_ns : 0), rank, kind, std::move(fn));
   }
+  // The running event changed `rank`'s state directly (see Scheduler::touched).
+  void touch(uint32_t rank) {
+    if (scheduler_) scheduler_->touched(rank);
+  }
   // No-op for an event that already ran or was cancelled.
   void cancel(EventId id);
   bool is_pending(EventId id) const;
@@ -59,6 +63,7 @@ class EventQueue {
     uint64_t sequence = 0;  // 0 when free or cancelled
     uint32_t rank = 0;
     const char* kind = "";
+    uint64_t parent = 0;  // the sequence of the event that was running when it was scheduled
   };
   static bool later(const HeapEntry& a, const HeapEntry& b) {
     return a.at_ns != b.at_ns ? a.at_ns > b.at_ns : a.sequence > b.sequence;
@@ -75,6 +80,9 @@ class EventQueue {
   std::vector<ReadyEvent> ready_info_;
   TimeNs now_ns_ = 0;
   uint64_t next_sequence_ = 1;
+  // The event running now, or the last one that ran: what is done between
+  // events (a model checker's injected fault) counts as that event's doing.
+  uint64_t running_sequence_ = 0;
   uint64_t processed_ = 0;
   uint64_t live_ = 0;
 };

@@ -372,6 +372,9 @@ void RcTransport::hand_over(uint32_t rank, const Completion& completion) {
 void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus first_status) {
   QueuePair& qp = qps_[rank][peer];
   if (qp.state == QpState::kError) return;
+  // Both ends' state changes here, whichever rank's event is running.
+  context_.events.touch(rank);
+  context_.events.touch(peer);
   qp.state = QpState::kError;
   if (qp.flow_live) {
     ports_.cancel(qp.flow);

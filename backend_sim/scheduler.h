@@ -15,6 +15,8 @@ struct ReadyEvent {
   uint64_t sequence = 0;  // unique, increasing in insertion order
   uint32_t rank = 0;      // the rank whose progress loop runs it
   const char* kind = "";  // "completion", "timer", "copy", "transfer", ...
+  uint64_t parent = 0;    // sequence of the event that scheduled it; 0: set up before the run
+  int64_t at_ns = 0;      // when it is due
 };
 
 class Scheduler {
@@ -28,6 +30,11 @@ class Scheduler {
   // Every event, chosen or alone, just before it runs (the model checker
   // fingerprints each rank's history with it).
   virtual void ran(const ReadyEvent& /*event*/) {}
+  // The running event changed the state of `rank` directly (not by
+  // scheduling an event for it): a queue pair's far end moved to error, a
+  // peer's in-flight arrivals were dropped. Partial-order reduction needs
+  // these, since it takes events of different ranks to be independent.
+  virtual void touched(uint32_t /*rank*/) {}
 };
 
 // Insertion order. The simulator's default.

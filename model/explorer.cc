@@ -7,6 +7,7 @@
 
 #include "backend_sim/sim_observer.h"
 #include "core/splitmix64.h"
+#include "model/dpor_search.h"
 #include "backend_sim/simulator.h"
 #include "runner/simulation_run.h"
 
@@ -68,7 +69,9 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     }
     rank_hash_[rank] = h;
   }
+  void touched(uint32_t rank) override { inner_.touched(rank); }
   void ran(const sim::ReadyEvent& e) override {
+    inner_.ran(e);
     if (e.rank >= rank_hash_.size()) return;
     uint64_t h = rank_hash_[e.rank];
     for (const char* k = e.kind; *k != 0; ++k) h = mix(h, static_cast<unsigned char>(*k));
@@ -147,18 +150,6 @@ std::string covered(const Table& table, Name name) {
 bool is_liveness_problem(const std::string& p) {
   return p.rfind("liveness", 0) == 0 || p.find("still pending") != std::string::npos;
 }
-
-// Follows a prefix, then always picks the first ready event.
-class PrefixStrategy final : public ChoiceStrategy {
- public:
-  explicit PrefixStrategy(std::vector<uint32_t> prefix) : prefix_(std::move(prefix)) {}
-  uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override {
-    return step < prefix_.size() && prefix_[step] < ready.size() ? prefix_[step] : 0;
-  }
-
- private:
-  std::vector<uint32_t> prefix_;
-};
 
 uint64_t derive_seed(uint64_t seed, uint64_t index) {
   uint64_t state = seed ^ (index * 0xd1b54a32d192ed03ull);
@@ -289,9 +280,8 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
   CheckReport report;
   std::set<uint64_t> states;
   std::vector<uint64_t> fingerprints;
-  std::vector<uint32_t> prefix;  // dfs: the next schedule to explore
-  std::vector<bool> owned;       // dfs: choice points whose alternatives are ours to explore
-  std::set<uint64_t> expanded;   // dfs: states whose alternatives are explored
+  DporSearch dpor(scenario.cluster.nodes);  // dfs
+  dpor.use_fingerprints(&fingerprints);
   uint64_t expected_steps = 1;   // pct: choice points of the first execution
   NullTraceSink trace;
   for (uint64_t i = 0; i < options.max_schedules; ++i) {
@@ -312,11 +302,9 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
       }
     }
     switch (options.strategy) {
-      case CheckStrategy::kDfs: {
-        PrefixStrategy dfs(prefix);
-        e = run_execution(scenario, options.seed, dfs, trace, &fingerprints, faults);
+      case CheckStrategy::kDfs:
+        e = run_execution(scenario, options.seed, dpor, trace, &fingerprints, faults);
         break;
-      }
       case CheckStrategy::kRandom: {
         RandomWalkStrategy walk(strategy_seed);
         e = run_execution(scenario, options.seed, walk, trace, &fingerprints, faults);
@@ -341,27 +329,12 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
       report.counterexample_seed = strategy_seed;
       break;
     }
-    if (options.strategy == CheckStrategy::kDfs) {
-      // A choice point whose state an earlier execution reached already has
-      // its alternatives explored (or queued) from there: this execution only
-      // owns the points past the prefix whose states were new to it.
-      const size_t prefix_length = prefix.empty() ? 0 : prefix.size();
-      owned.resize(e.choices.size());
-      for (size_t k = prefix_length; k < e.choices.size(); ++k) {
-        owned[k] = expanded.insert(fingerprints[k]).second;
-      }
-      // Next in lexicographic order: the last owned choice point with an
-      // untried alternative, first-ready after it.
-      size_t at = e.choices.size();
-      while (at > 0 && (e.choices[at - 1] + 1 >= e.widths[at - 1] || !owned[at - 1])) --at;
-      if (at == 0) {
-        report.exhausted = true;
-        break;
-      }
-      prefix.assign(e.choices.begin(), e.choices.begin() + static_cast<ptrdiff_t>(at));
-      ++prefix.back();
+    if (options.strategy == CheckStrategy::kDfs && !dpor.next_execution()) {
+      report.exhausted = true;
+      break;
     }
   }
+  report.cached_schedules = dpor.cached_executions();
   report.distinct_states = states.size();
   return report;
 }

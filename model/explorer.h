@@ -71,6 +71,7 @@ struct CheckReport {
   uint64_t distinct_states = 0;  // distinct fingerprints seen at choice points
   uint64_t events = 0;
   bool exhausted = false;        // dfs: every schedule was explored
+  uint64_t cached_schedules = 0;  // dfs: executions that reached an explored state
   tf_verbs::RendezvousStats transitions;  // transitions taken, summed over executions
   std::optional<Execution> counterexample;
   uint64_t counterexample_seed = 0;  // the strategy seed of the failing execution

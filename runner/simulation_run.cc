@@ -34,6 +34,7 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
       explicit Forward(sim::Scheduler& to) : to_(to) {}
       size_t pick(std::span<const sim::ReadyEvent> ready) override { return to_.pick(ready); }
       void ran(const sim::ReadyEvent& event) override { to_.ran(event); }
+      void touched(uint32_t rank) override { to_.touched(rank); }
       bool wants_every_event() const override { return to_.wants_every_event(); }
       sim::Scheduler& to_;
     };

@@ -1,0 +1,183 @@
+#include "model/dpor_search.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace tensorwire::model {
+namespace {
+
+constexpr uint32_t kFaultRank = UINT32_MAX;  // how RecordingScheduler offers a fault
+constexpr uint64_t kEveryRank = ~uint64_t{0};
+
+}  // namespace
+
+DporSearch::DporSearch(uint32_t ranks) : ranks_(ranks) {}
+
+// Ranks past 63 share the last bit: more dependence than there is, never less.
+uint64_t DporSearch::rank_bit(uint32_t rank) const { return uint64_t{1} << std::min<uint32_t>(rank, 63); }
+
+uint32_t DporSearch::choose(std::span<const sim::ReadyEvent> ready, uint64_t step) {
+  if (blocked_at_ != SIZE_MAX) return 0;  // a tail already explored: run it out, record nothing
+  if (step < prefix_) {
+    Node& node = nodes_[step];
+    bool same = node.sequences.size() == ready.size();
+    for (size_t a = 0; same && a < ready.size(); ++a) same = node.sequences[a] == ready[a].sequence;
+    if (!same) {
+      throw std::logic_error("dpor: choice point " + std::to_string(step) +
+                             " differs from the one recorded; the simulator is not deterministic");
+    }
+  } else {
+    if (fingerprints_ != nullptr && !fingerprints_->empty() && !seen_.insert(fingerprints_->back()).second) {
+      ++cached_;
+      blocked_at_ = steps_.size();
+      return 0;
+    }
+    Node node;
+    node.backtrack.assign(ready.size(), 0);
+    node.done.assign(ready.size(), 0);
+    for (size_t a = 0; a < ready.size(); ++a) {
+      const bool fault = ready[a].rank == kFaultRank;
+      node.sequences.push_back(fault ? 0 : ready[a].sequence);
+      // A fault still open is explored at every choice point.
+      if (fault) node.backtrack[a] = 1;
+    }
+    node.chosen = 0;  // the first ready event (never a fault: they come last)
+    node.backtrack[0] = 1;
+    node.done[0] = 1;
+    nodes_.push_back(std::move(node));
+    prefix_ = nodes_.size();
+  }
+  const Node& node = nodes_[step];
+  pending_node_ = static_cast<int64_t>(step);
+  pending_fault_ = node.sequences[node.chosen] == 0;
+  return node.chosen;
+}
+
+void DporSearch::ran(const sim::ReadyEvent& event) {
+  Step s;
+  s.sequence = event.sequence;
+  s.parent = event.parent;
+  s.at_ns = event.at_ns;
+  s.footprint = pending_fault_ ? kEveryRank : rank_bit(event.rank);
+  s.node = pending_node_;
+  pending_node_ = -1;
+  pending_fault_ = false;
+  steps_.push_back(s);
+}
+
+void DporSearch::touched(uint32_t rank) {
+  if (!steps_.empty()) steps_.back().footprint |= rank_bit(rank);
+}
+
+// Event j races with the earlier event i: some execution must run j before
+// i, from i's choice point. The events between them that do not happen after
+// i, then j, are what can be run instead of i (v, in the terms of Abdulla et
+// al.'s source-DPOR, POPL 2014); any of them with nothing before it in v that
+// happens before it can go first. If one of those is already explored or
+// queued there, nothing is needed; otherwise queue one. Queuing j's ready
+// ancestor instead can miss orders.
+void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
+                               const std::vector<std::vector<uint32_t>>& clock) {
+  Node& node = nodes_[node_index];
+  const uint32_t width = static_cast<uint32_t>(clock[i].size());
+  auto happens_before = [&](size_t a, size_t b) {  // a before b in this execution
+    for (uint32_t r = 0; r < width; ++r) {
+      if ((steps_[a].footprint & rank_bit(r)) != 0 && clock[b][r] >= clock[a][r]) return true;
+    }
+    return false;
+  };
+  std::vector<size_t> v;
+  for (size_t k = i + 1; k < j; ++k) {
+    if (!happens_before(i, k)) v.push_back(k);
+  }
+  v.push_back(j);
+  auto ready_there = [&node](uint64_t sequence) -> size_t {
+    for (size_t a = 0; a < node.sequences.size(); ++a) {
+      if (node.sequences[a] == sequence) return a;
+    }
+    return node.sequences.size();
+  };
+  std::vector<size_t> initials;  // alternatives of the node
+  for (size_t x = 0; x < v.size(); ++x) {
+    bool first = true;
+    for (size_t y = 0; y < x && first; ++y) first = !happens_before(v[y], v[x]);
+    if (!first) continue;
+    const size_t a = ready_there(steps_[v[x]].sequence);
+    if (a < node.sequences.size()) initials.push_back(a);
+  }
+  if (initials.empty()) {
+    // Should not happen (an initial of v is ready where i ran); explore all.
+    for (size_t a = 0; a < node.sequences.size(); ++a) {
+      if (node.sequences[a] != 0 && node.done[a] == 0) node.backtrack[a] = 1;
+    }
+    return;
+  }
+  for (size_t a : initials) {
+    if (node.backtrack[a] != 0 || node.done[a] != 0) return;
+  }
+  node.backtrack[initials.front()] = 1;
+}
+
+// Vector clocks over ranks: clock[k][r] counts the events touching r that
+// happen before event k (itself included), where "happens before" is the
+// order of dependent events plus "scheduled by". Event i happens before the
+// scheduling of event j when clock[parent(j)][r] reaches i's position on a
+// rank r that i touched.
+void DporSearch::analyse_races() {
+  const size_t limit = std::min(steps_.size(), blocked_at_);
+  const uint32_t width = std::min<uint32_t>(ranks_, 63) + 1;
+  std::vector<std::vector<uint32_t>> clock(limit, std::vector<uint32_t>(width, 0));
+  std::vector<int64_t> last(width, -1);
+  std::unordered_map<uint64_t, size_t> index;
+  const std::vector<uint32_t> zero(width, 0);
+  for (size_t j = 0; j < limit; ++j) {
+    const Step& sj = steps_[j];
+    auto parent = index.find(sj.parent);
+    const std::vector<uint32_t>& created = parent == index.end() ? zero : clock[parent->second];
+    std::vector<uint32_t>& cj = clock[j];
+    cj = created;
+    for (uint32_t r = 0; r < width; ++r) {
+      if ((sj.footprint & rank_bit(r)) == 0 || last[r] < 0) continue;
+      const size_t i = static_cast<size_t>(last[r]);
+      bool ordered = false;  // i happens before j was scheduled, on any rank i touched
+      for (uint32_t q = 0; q < width && !ordered; ++q) {
+        ordered = (steps_[i].footprint & rank_bit(q)) != 0 && clock[i][q] <= created[q];
+      }
+      if (!ordered && steps_[i].at_ns == sj.at_ns && steps_[i].node >= 0) {
+        add_backtrack(static_cast<size_t>(steps_[i].node), j, i, clock);
+      }
+      for (uint32_t q = 0; q < width; ++q) cj[q] = std::max(cj[q], clock[i][q]);
+    }
+    for (uint32_t r = 0; r < width; ++r) {
+      if ((sj.footprint & rank_bit(r)) == 0) continue;
+      cj[r] += 1;
+      last[r] = static_cast<int64_t>(j);
+    }
+    index[sj.sequence] = j;
+  }
+}
+
+bool DporSearch::next_execution() {
+  analyse_races();
+  steps_.clear();
+  pending_node_ = -1;
+  pending_fault_ = false;
+  blocked_at_ = SIZE_MAX;
+  // The deepest choice point with an alternative left.
+  for (size_t n = nodes_.size(); n-- > 0;) {
+    Node& node = nodes_[n];
+    for (size_t a = 0; a < node.sequences.size(); ++a) {
+      if (node.backtrack[a] == 0 || node.done[a] != 0) continue;
+      node.done[a] = 1;
+      node.chosen = static_cast<uint32_t>(a);
+      nodes_.resize(n + 1);
+      prefix_ = n + 1;
+      return true;
+    }
+  }
+  nodes_.clear();
+  prefix_ = 0;
+  return false;
+}
+
+}  // namespace tensorwire::model
