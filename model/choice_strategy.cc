@@ -57,6 +57,7 @@ const char* fault_kind_name(FaultKind kind) {
   switch (kind) {
     case FaultKind::kQpError: return "qp_error";
     case FaultKind::kRegistrationFailure: return "reg_fail";
+    case FaultKind::kCrash: return "crash";
   }
   return "?";
 }
@@ -72,6 +73,8 @@ bool parse_fault_list(std::string_view text, std::vector<FaultKind>& out) {
       kind = FaultKind::kQpError;
     } else if (name == fault_kind_name(FaultKind::kRegistrationFailure)) {
       kind = FaultKind::kRegistrationFailure;
+    } else if (name == fault_kind_name(FaultKind::kCrash)) {
+      kind = FaultKind::kCrash;
     } else {
       return false;
     }

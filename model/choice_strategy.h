@@ -76,8 +76,9 @@ class ReplayStrategy final : public ChoiceStrategy {
 enum class FaultKind : uint8_t {
   kQpError,              // the queue pair between ranks 0 and 1 goes to error
   kRegistrationFailure,  // the next memory registration of the rank whose event ran fails
+  kCrash,                // the rank whose event ran dies: its queue pairs fail, it runs no more
 };
-const char* fault_kind_name(FaultKind kind);  // "qp_error", "reg_fail"
+const char* fault_kind_name(FaultKind kind);  // "qp_error", "reg_fail", "crash"
 // "none", or kinds separated by commas ("qp_error,reg_fail"); false when a
 // name is unknown.
 bool parse_fault_list(std::string_view text, std::vector<FaultKind>& out);

@@ -63,7 +63,7 @@ Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::str
   if (!next("outcome", value)) return error("expected 'outcome WHAT'");
   s.outcome = value;
   if (!next("faults", value) || !parse_fault_list(value, s.faults)) {
-    return error("expected 'faults none' or a list such as 'faults qp_error,reg_fail'");
+    return error("expected 'faults none' or a list such as 'faults qp_error,reg_fail,crash'");
   }
   if (!next("planted_bug", value) || value.empty()) return error("expected 'planted_bug NAME' (none for none)");
   s.planted_bug = value;

@@ -7,7 +7,7 @@
 //   seed 42
 //   strategy random
 //   outcome safety
-//   faults none            (or qp_error,reg_fail: the faults on offer, one more alternative each)
+//   faults none            (or qp_error,reg_fail,crash: the faults on offer, one more alternative each)
 //   planted_bug none       (or the bug zoo's bug it ran with)
 //   choices 5
 //   0 2 1 0 1

@@ -111,15 +111,16 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
       ->type_name("PREFIX");
   check->add_option("--faults", args.faults,
                     "Faults to explore, one per execution: none, or a comma-separated list of "
-                    "qp_error (the queue pair between ranks 0 and 1 fails) and reg_fail (the "
-                    "next memory registration of a rank fails); dfs tries every point")
+                    "qp_error (the queue pair between ranks 0 and 1 fails), reg_fail (the "
+                    "next memory registration of a rank fails) and crash (a rank dies); dfs "
+                    "tries every point")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             std::vector<model::FaultKind> kinds;
             return model::parse_fault_list(text, kinds)
                        ? std::string()
-                       : "'" + text + "' is not a fault list (none, qp_error, reg_fail, or both "
-                                      "separated by a comma)";
+                       : "'" + text + "' is not a fault list (none, or qp_error, reg_fail, "
+                                      "crash separated by commas, each at most once)";
           },
           "", "FAULTS"))
       ->type_name("LIST");

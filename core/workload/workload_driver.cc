@@ -197,6 +197,7 @@ class WorkloadDriver::Impl {
     }
     const TensorTransfer& t = phase().transfers[i];
     TransferResult& tr = record(i);
+    tr.done = true;
     tr.done_ns = envs_[t.dst].clock.now_ns();
     tr.status = status;
     if (status.is_ok()) {
@@ -251,6 +252,7 @@ class WorkloadDriver::Impl {
   void fail_transfer(size_t i, Status status) {
     if (slots_[i].done) return;
     record(i).status = std::move(status);
+    record(i).done = true;
     record(i).done_ns = clock0().now_ns();
     ++result_.recvs_failed;
     complete_slot(i);

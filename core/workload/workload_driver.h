@@ -26,6 +26,7 @@ struct TransferResult {
   uint64_t bytes = 0;         // content bytes (proto bytes for strings, 0 when dead)
   TimeNs recv_called_ns = 0;  // when the application called Recv
   TimeNs done_ns = 0;         // when Recv's done callback ran
+  bool done = false;          // Recv's done callback ran (or the driver failed the transfer)
   Status status;              // what Recv reported
   bool verified = false;      // content checked equal to what was sent (payload mode)
   std::string mismatch;       // why verification failed, empty when it did not

@@ -155,5 +155,43 @@ TEST(Explorer, AnInjectedRegistrationFailureFailsARecvWithTheReason) {
   EXPECT_TRUE(seen) << "no injected registration failure reached a Recv";
 }
 
+TEST(Explorer, AfterACrashTheLivingFinishAndTheDeadRanksRecvsAreNoHang) {
+  // Three ranks: "a" between ranks 0 and 1, "b" from rank 2 to rank 0. The
+  // crash hits the rank whose event runs at the chosen point.
+  const Scenario s = model_scenario(load_scenario_string(R"(
+name = "crash"
+[cluster]
+nodes = 3
+[workload]
+kind = "tensors"
+steps = 2
+[[workload.tensor]]
+name = "a"
+src = 0
+dst = 1
+shape = [16]
+[[workload.tensor]]
+name = "b"
+src = 2
+dst = 0
+shape = [8]
+)", "crash.toml"));
+  uint64_t crashed = 0;
+  uint64_t failed_with_error = 0;
+  for (int64_t at = 0; at < 40; ++at) {
+    RandomWalkStrategy walk(static_cast<uint64_t>(at) + 5);
+    NullTraceSink trace;
+    Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{{FaultKind::kCrash}, at});
+    EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound) << "crash at " << at << ": " << e.problems.front();
+    if (!e.fault_injected) continue;
+    ++crashed;
+    for (const auto& p : e.problems) {
+      if (p.find("recv failed") != std::string::npos) ++failed_with_error;
+    }
+  }
+  EXPECT_GT(crashed, 10u);
+  EXPECT_GT(failed_with_error, 0u) << "no crash ever failed a Recv of the living";
+}
+
 }  // namespace
 }  // namespace tensorwire::model

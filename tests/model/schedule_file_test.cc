@@ -35,11 +35,14 @@ TEST(ScheduleFile, FaultListsNameEachKnownFaultOnce) {
   std::vector<FaultKind> kinds;
   EXPECT_TRUE(parse_fault_list("none", kinds));
   EXPECT_TRUE(kinds.empty());
+  EXPECT_TRUE(parse_fault_list("crash", kinds));
+  EXPECT_EQ(kinds, std::vector<FaultKind>{FaultKind::kCrash});
   EXPECT_TRUE(parse_fault_list("qp_error,reg_fail", kinds));
   EXPECT_EQ(kinds.size(), 2u);
   EXPECT_FALSE(parse_fault_list("qp_error,qp_error", kinds));
   EXPECT_FALSE(parse_fault_list("qp_error,", kinds));
-  EXPECT_FALSE(parse_fault_list("crash", kinds));
+  EXPECT_FALSE(parse_fault_list("crash,qp_error,crash", kinds));
+  EXPECT_FALSE(parse_fault_list("kill", kinds));
   EXPECT_FALSE(parse_fault_list("", kinds));
   EXPECT_EQ(fault_list_text({FaultKind::kQpError, FaultKind::kRegistrationFailure}), "qp_error,reg_fail");
 }

@@ -57,9 +57,10 @@ SwarmCase draw_case(uint64_t seed) {
   c.options.strategy = d.coin() ? CheckStrategy::kRandom : CheckStrategy::kPct;
   c.options.max_schedules = 50;
   c.options.seed = seed;
-  switch (d.below(4)) {
+  switch (d.below(5)) {
     case 0: c.options.faults = {FaultKind::kQpError}; break;
     case 1: c.options.faults = {FaultKind::kRegistrationFailure}; break;
+    case 2: c.options.faults = {FaultKind::kCrash}; break;
     default: break;
   }
   return c;
