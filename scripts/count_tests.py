@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Counts test cases in Meson's JUnit log (each GoogleTest case is one testcase)
+"""Counts test cases in Meson's JUnit logs (one or more files) (each GoogleTest case is one testcase)
 and prints the closing line 'N passed, N failed'. Skipped cases are not counted
 as passed; their number goes on the line before, so the last line keeps its
 exact form."""
 import sys
 import xml.etree.ElementTree as ET
 
-def main(path):
+def main(paths):
     passed = failed = skipped = 0
     failures = []
-    root = ET.parse(path).getroot()
-    for suite in root.iter('testsuite'):
+    suites = [s for p in paths for s in ET.parse(p).getroot().iter('testsuite')]
+    for suite in suites:
         for case in suite.iter('testcase'):
             name = f"{suite.get('name')}: {case.get('classname', '')}.{case.get('name')}"
             if case.find('failure') is not None or case.find('error') is not None:
@@ -28,4 +28,4 @@ def main(path):
     return 1 if failed else 0
 
 if __name__ == '__main__':
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))

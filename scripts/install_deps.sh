@@ -7,6 +7,7 @@ packages=(
   build-essential pkg-config cmake meson ninja-build python3
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   libtomlplusplus-dev libboost-graph-dev libcli11-dev nlohmann-json3-dev
+  libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
 )
 
 missing=()

@@ -121,6 +121,11 @@ TEST(Layering, SimulatorIncludesOnlyCore) {
   EXPECT_TRUE(v.empty()) << "backend_sim/ depends on core/ only:\n" << describe(v);
 }
 
+TEST(Layering, VerbsBackendIncludesOnlyCore) {
+  auto v = find("backend_verbs", {R"(#include\s*"(backend_sim|model|scenario|runner|report|apps)/)"});
+  EXPECT_TRUE(v.empty()) << "backend_verbs/ depends on core/ only:\n" << describe(v);
+}
+
 TEST(Layering, ScenarioLoaderDoesNotReachUp) {
   auto v = find("scenario", {R"(#include\s*"(runner|report|apps|backend_verbs)/)"});
   EXPECT_TRUE(v.empty()) << describe(v);

@@ -1,0 +1,100 @@
+// The bootstrap coordinator: how separate processes, one per rank, learn each
+// other's rdma_cm addresses before any queue pair exists, and wait for each
+// other (a barrier) once every queue pair is connected.
+//
+// Rank 0 listens on HOST:PORT; every other rank connects there and says
+// hello (its rank and the world size it was started with). An all-gather is
+// each rank sending its bytes to rank 0 and rank 0 answering everyone with
+// every rank's bytes in rank order; a barrier is an all-gather of nothing.
+// The wire format is in coordinator_frame.h.
+//
+// Every operation is bounded by the options' timeout and every byte read from
+// a socket is validated; a malformed message is a kMalformedMessage Status
+// naming the peer that sent it. After any error the coordinator is broken:
+// later calls answer kAborted with the first error.
+//
+// Not thread-safe: one thread per coordinator (each rank has its own).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend_verbs/bounded_socket_io.h"
+#include "core/nic.h"
+#include "core/status.h"
+
+namespace tensorwire::verbs {
+
+struct CoordinatorOptions {
+  // "HOST:PORT": where rank 0 listens (port 0 lets rank 0 take any free port,
+  // which it then reports through port()) and where the others connect.
+  std::string address;
+  RankId rank = 0;
+  uint32_t world_size = 1;
+  // Bound on each of join, all_gather and barrier.
+  std::chrono::milliseconds timeout{30'000};
+};
+
+class TcpCoordinator {
+ public:
+  // Rank 0 binds and listens here, so port() is known before anyone joins.
+  // Other ranks only resolve the address; they connect in join().
+  static Result<std::unique_ptr<TcpCoordinator>> create(const CoordinatorOptions& options);
+
+  RankId rank() const { return rank_; }
+  uint32_t world_size() const { return world_size_; }
+  // The port rank 0 listens on (the one the kernel picked when asked for 0).
+  uint16_t port() const { return endpoint_.port; }
+
+  // Rank 0: accepts a hello from every other rank. Others: connect (retrying
+  // until rank 0 listens) and say hello.
+  Status join();
+
+  // Every rank's `mine`, indexed by rank. Each at most kMaxGatherEntryBytes.
+  Result<std::vector<std::string>> all_gather(std::string_view mine);
+
+  // Returns once every rank has called barrier().
+  Status barrier();
+
+  // Gives up: closes the connections so the other ranks fail at once (they
+  // see the connection closed) instead of at their timeout. Later calls
+  // answer kAborted with `why`.
+  void abort(const Status& why);
+
+ private:
+  struct Peer {
+    Socket socket;
+    std::string name;  // "rank 2 (127.0.0.1:41234)"
+  };
+
+  TcpCoordinator(const CoordinatorOptions& options, Ipv4Endpoint endpoint);
+  Status join_as_root(Deadline deadline);
+  Status join_as_member(Deadline deadline);
+  Result<std::vector<std::string>> exchange(std::string_view mine, std::string_view what);
+  Result<std::vector<std::string>> exchange_as_root(std::string_view mine, uint32_t sequence,
+                                                    Deadline deadline);
+  Result<std::vector<std::string>> exchange_as_member(std::string_view mine, uint32_t sequence,
+                                                      Deadline deadline);
+  // Remembers the first error; later calls report it.
+  Status fail(Status error);
+  Status usable(std::string_view call) const;
+  Deadline deadline() const;
+
+  RankId rank_;
+  uint32_t world_size_;
+  std::chrono::milliseconds timeout_;
+  Ipv4Endpoint endpoint_;
+  Socket listener_;            // rank 0
+  std::vector<Peer> members_;  // rank 0: index = rank (entry 0 unused)
+  Socket to_root_;             // other ranks
+  std::string root_name_;
+  bool joined_ = false;
+  uint32_t sequence_ = 0;
+  Status broken_;
+};
+
+}  // namespace tensorwire::verbs

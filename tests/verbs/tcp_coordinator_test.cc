@@ -1,0 +1,345 @@
+// The bootstrap coordinator over loopback TCP: the exchange works, and every
+// kind of bad peer (garbage, lies, silence, a connection cut mid-message)
+// ends in an error that names it, quickly, never in a hang. No RDMA needed.
+#include "backend_verbs/tcp_coordinator.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend_verbs/bounded_socket_io.h"
+#include "backend_verbs/coordinator_frame.h"
+
+namespace tensorwire::verbs {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::unique_ptr<TcpCoordinator> make(const std::string& address, RankId rank, uint32_t world,
+                                     milliseconds timeout = milliseconds(5000)) {
+  Result<std::unique_ptr<TcpCoordinator>> c =
+      TcpCoordinator::create({address, rank, world, timeout});
+  EXPECT_TRUE(c.is_ok()) << c.status().to_string();
+  return c.is_ok() ? std::move(*c) : nullptr;
+}
+
+std::string root_address(const TcpCoordinator& root) {
+  return "127.0.0.1:" + std::to_string(root.port());
+}
+
+// A raw TCP client standing in for a misbehaving rank.
+Socket raw_connect(uint16_t port) {
+  Result<Socket> s = connect_before(Ipv4Endpoint{{htonl(INADDR_LOOPBACK)}, port},
+                                    SteadyClock::now() + milliseconds(5000), "test coordinator");
+  EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+  return s.is_ok() ? std::move(*s) : Socket();
+}
+
+void raw_send(const Socket& s, std::span<const std::byte> bytes) {
+  ASSERT_TRUE(send_all(s, bytes, SteadyClock::now() + milliseconds(5000), "test").is_ok());
+}
+
+std::vector<std::byte> frame(FrameType type, uint32_t rank, const std::vector<std::byte>& body) {
+  const auto head = encode_frame_header({type, rank, static_cast<uint32_t>(body.size())});
+  // Sized up front: GCC 12 warns falsely (-Warray-bounds) on vector::insert here.
+  std::vector<std::byte> out(head.size() + body.size());
+  std::memcpy(out.data(), head.data(), head.size());
+  if (!body.empty()) std::memcpy(out.data() + head.size(), body.data(), body.size());
+  return out;
+}
+
+std::vector<std::byte> text(std::string_view s) {
+  std::vector<std::byte> out;
+  for (char c : s) out.push_back(std::byte(static_cast<unsigned char>(c)));
+  return out;
+}
+
+TEST(TcpCoordinator, AllGatherAndBarrierAcrossThreeRanks) {
+  auto root = make("127.0.0.1:0", 0, 3);
+  ASSERT_NE(root, nullptr);
+  ASSERT_NE(root->port(), 0);
+  std::vector<std::unique_ptr<TcpCoordinator>> ranks;
+  ranks.push_back(std::move(root));
+  for (RankId r = 1; r < 3; ++r) ranks.push_back(make(root_address(*ranks[0]), r, 3));
+  std::vector<std::vector<std::string>> got(3);
+  std::vector<Status> errors(3);
+  std::vector<std::thread> threads;
+  for (RankId r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      Status st = ranks[r]->join();
+      if (st.is_ok()) {
+        Result<std::vector<std::string>> all = ranks[r]->all_gather("addr-of-" + std::to_string(r));
+        if (all.is_ok()) {
+          got[r] = *all;
+        } else {
+          st = all.status();
+        }
+      }
+      if (st.is_ok()) st = ranks[r]->barrier();
+      if (st.is_ok()) {
+        Result<std::vector<std::string>> again = ranks[r]->all_gather(std::string(r, 'x'));
+        if (!again.is_ok() || (*again)[2] != "xx") st = again.status();
+      }
+      errors[r] = st;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (RankId r = 0; r < 3; ++r) {
+    EXPECT_TRUE(errors[r].is_ok()) << errors[r].to_string();
+    EXPECT_EQ(got[r], (std::vector<std::string>{"addr-of-0", "addr-of-1", "addr-of-2"}));
+  }
+}
+
+TEST(TcpCoordinator, WorldOfOneNeedsNobody) {
+  auto root = make("127.0.0.1:0", 0, 1);
+  ASSERT_NE(root, nullptr);
+  ASSERT_TRUE(root->join().is_ok());
+  Result<std::vector<std::string>> all = root->all_gather("me");
+  ASSERT_TRUE(all.is_ok());
+  EXPECT_EQ(*all, std::vector<std::string>{"me"});
+  EXPECT_TRUE(root->barrier().is_ok());
+}
+
+TEST(TcpCoordinator, RejectsAMalformedHelloNamingThePeer) {
+  auto root = make("127.0.0.1:0", 0, 2);
+  ASSERT_NE(root, nullptr);
+  Status joined;
+  std::thread t([&] { joined = root->join(); });
+  Socket s = raw_connect(root->port());
+  raw_send(s, text("GET / HTTP/1.0\r\n\r\n"));
+  t.join();
+  EXPECT_EQ(joined.code(), StatusCode::kMalformedMessage) << joined.to_string();
+  EXPECT_NE(joined.message().find("coordinator: peer 127.0.0.1:"), std::string::npos)
+      << joined.to_string();
+  EXPECT_NE(joined.message().find("bad magic"), std::string::npos) << joined.to_string();
+  // Broken for good: later calls say so instead of trying again.
+  EXPECT_EQ(root->all_gather("x").status().code(), StatusCode::kAborted);
+}
+
+TEST(TcpCoordinator, RejectsAHugeBodyWithoutReadingIt) {
+  auto root = make("127.0.0.1:0", 0, 2);
+  ASSERT_NE(root, nullptr);
+  Status joined;
+  std::thread t([&] { joined = root->join(); });
+  Socket s = raw_connect(root->port());
+  raw_send(s, encode_frame_header({FrameType::kHello, 1, 1u << 30}));
+  t.join();
+  EXPECT_EQ(joined.code(), StatusCode::kMalformedMessage);
+  EXPECT_NE(joined.message().find("more than the 4 allowed"), std::string::npos)
+      << joined.to_string();
+}
+
+TEST(TcpCoordinator, RejectsAHelloFromARankOutsideTheWorld) {
+  auto root = make("127.0.0.1:0", 0, 2);
+  ASSERT_NE(root, nullptr);
+  Status joined;
+  std::thread t([&] { joined = root->join(); });
+  Socket s = raw_connect(root->port());
+  raw_send(s, frame(FrameType::kHello, 5, encode_hello_body(2)));
+  t.join();
+  EXPECT_EQ(joined.code(), StatusCode::kMalformedMessage);
+  EXPECT_NE(joined.message().find("says it is rank 5, outside 1..1"), std::string::npos)
+      << joined.to_string();
+}
+
+TEST(TcpCoordinator, RejectsAHelloWithAnotherWorldSize) {
+  auto root = make("127.0.0.1:0", 0, 2);
+  ASSERT_NE(root, nullptr);
+  Status joined;
+  std::thread t([&] { joined = root->join(); });
+  Socket s = raw_connect(root->port());
+  raw_send(s, frame(FrameType::kHello, 1, encode_hello_body(8)));
+  t.join();
+  EXPECT_EQ(joined.code(), StatusCode::kMalformedMessage);
+  EXPECT_NE(joined.message().find("says the world has 8 ranks"), std::string::npos)
+      << joined.to_string();
+}
+
+TEST(TcpCoordinator, RejectsTwoPeersClaimingTheSameRank) {
+  auto root = make("127.0.0.1:0", 0, 3);
+  ASSERT_NE(root, nullptr);
+  Status joined;
+  std::thread t([&] { joined = root->join(); });
+  Socket a = raw_connect(root->port());
+  raw_send(a, frame(FrameType::kHello, 1, encode_hello_body(3)));
+  Socket b = raw_connect(root->port());
+  raw_send(b, frame(FrameType::kHello, 1, encode_hello_body(3)));
+  t.join();
+  EXPECT_EQ(joined.code(), StatusCode::kMalformedMessage);
+  EXPECT_NE(joined.message().find("which rank 1 (127.0.0.1:"), std::string::npos)
+      << joined.to_string();
+}
+
+TEST(TcpCoordinator, PeerThatClosesMidMessageIsNamed) {
+  auto root = make("127.0.0.1:0", 0, 2);
+  ASSERT_NE(root, nullptr);
+  Status joined;
+  std::thread t([&] { joined = root->join(); });
+  {
+    Socket s = raw_connect(root->port());
+    const auto head = encode_frame_header({FrameType::kHello, 1, 4});
+    raw_send(s, std::span<const std::byte>(head).first(5));
+  }  // closed here
+  t.join();
+  EXPECT_EQ(joined.code(), StatusCode::kPeerGone) << joined.to_string();
+  EXPECT_NE(joined.message().find("closed the connection after 5 of 16 bytes"), std::string::npos)
+      << joined.to_string();
+}
+
+TEST(TcpCoordinator, JoinTimesOutWhenARankNeverComes) {
+  auto root = make("127.0.0.1:0", 0, 3, milliseconds(300));
+  ASSERT_NE(root, nullptr);
+  const auto before = SteadyClock::now();
+  Status joined = root->join();
+  EXPECT_LT(SteadyClock::now() - before, std::chrono::seconds(5));
+  EXPECT_EQ(joined.code(), StatusCode::kUnavailable);
+  EXPECT_NE(joined.message().find("timed out waiting for ranks to join the coordinator (0 of 2"),
+            std::string::npos)
+      << joined.to_string();
+}
+
+TEST(TcpCoordinator, SilentPeerTimesOutNamed) {
+  auto root = make("127.0.0.1:0", 0, 2, milliseconds(300));
+  ASSERT_NE(root, nullptr);
+  Status joined;
+  std::thread t([&] { joined = root->join(); });
+  Socket s = raw_connect(root->port());  // connects, says nothing
+  t.join();
+  EXPECT_EQ(joined.code(), StatusCode::kUnavailable);
+  EXPECT_NE(joined.message().find("timed out waiting for peer 127.0.0.1:"), std::string::npos)
+      << joined.to_string();
+}
+
+TEST(TcpCoordinator, MemberTimesOutWhenNoCoordinatorListens) {
+  // A port that was free a moment ago.
+  uint16_t port = 0;
+  {
+    Result<Socket> probe = listen_tcp(Ipv4Endpoint{{htonl(INADDR_LOOPBACK)}, 0}, 1);
+    ASSERT_TRUE(probe.is_ok());
+    port = *local_port(*probe);
+  }
+  auto member = make("127.0.0.1:" + std::to_string(port), 1, 2, milliseconds(300));
+  ASSERT_NE(member, nullptr);
+  const auto before = SteadyClock::now();
+  Status joined = member->join();
+  EXPECT_LT(SteadyClock::now() - before, std::chrono::seconds(5));
+  EXPECT_EQ(joined.code(), StatusCode::kUnavailable);
+  EXPECT_NE(joined.message().find("timed out connecting to the coordinator (rank 0)"),
+            std::string::npos)
+      << joined.to_string();
+}
+
+// A fake rank 0 answers a member's gather with a result that lies.
+void expect_member_rejects_result(const std::vector<std::byte>& result_frame,
+                                  const std::string& want_in_message) {
+  Result<Socket> listener = listen_tcp(Ipv4Endpoint{{htonl(INADDR_LOOPBACK)}, 0}, 1);
+  ASSERT_TRUE(listener.is_ok());
+  const uint16_t port = *local_port(*listener);
+  std::thread fake_root([&] {
+    const Deadline deadline = SteadyClock::now() + milliseconds(5000);
+    Result<Socket> s = accept_before(*listener, deadline, nullptr, "member");
+    ASSERT_TRUE(s.is_ok());
+    std::vector<std::byte> hello(kFrameHeaderBytes + 4);
+    ASSERT_TRUE(recv_exact(*s, hello, deadline, "member").is_ok());
+    std::vector<std::byte> gather_head(kFrameHeaderBytes);
+    ASSERT_TRUE(recv_exact(*s, gather_head, deadline, "member").is_ok());
+    std::vector<std::byte> gather_body(4 + 2);  // sequence + "me"
+    ASSERT_TRUE(recv_exact(*s, gather_body, deadline, "member").is_ok());
+    ASSERT_TRUE(send_all(*s, result_frame, deadline, "member").is_ok());
+    // Hold the connection until the member has judged the result.
+    std::this_thread::sleep_for(milliseconds(200));
+  });
+  auto member = make("127.0.0.1:" + std::to_string(port), 1, 2);
+  ASSERT_NE(member, nullptr);
+  ASSERT_TRUE(member->join().is_ok());
+  Result<std::vector<std::string>> all = member->all_gather("me");
+  fake_root.join();
+  ASSERT_FALSE(all.is_ok());
+  EXPECT_EQ(all.status().code(), StatusCode::kMalformedMessage) << all.status().to_string();
+  EXPECT_NE(all.status().message().find("the coordinator (rank 0 at 127.0.0.1:"), std::string::npos)
+      << all.status().to_string();
+  EXPECT_NE(all.status().message().find(want_in_message), std::string::npos)
+      << all.status().to_string();
+}
+
+TEST(TcpCoordinator, MemberRejectsAResultWithTheWrongNumberOfEntries) {
+  expect_member_rejects_result(
+      frame(FrameType::kGatherResult, 0, encode_gather_result_body(1, {"a", "b", "c"})),
+      "holding 3 entries, want 2");
+}
+
+TEST(TcpCoordinator, MemberRejectsAResultForAnotherExchange) {
+  expect_member_rejects_result(
+      frame(FrameType::kGatherResult, 0, encode_gather_result_body(7, {"a", "b"})),
+      "for exchange 7, want exchange 1");
+}
+
+TEST(TcpCoordinator, MemberRejectsATruncatedEntry) {
+  std::vector<std::byte> body = encode_gather_result_body(1, {"a", "bbbb"});
+  // Entry 1 announces 4 bytes, 2 follow. (pop_back, not resize: GCC 12 with
+  // the sanitizers warns falsely, -Wstringop-overflow, on a shrinking resize.)
+  body.pop_back();
+  body.pop_back();
+  expect_member_rejects_result(frame(FrameType::kGatherResult, 0, body), "ends inside entry 1");
+}
+
+TEST(TcpCoordinator, MemberRejectsAMessageOfTheWrongType) {
+  expect_member_rejects_result(frame(FrameType::kHello, 0, encode_hello_body(2)),
+                               "sent a hello message where a gather result message belongs");
+}
+
+TEST(TcpCoordinator, AbortedRankFailsTheOthersAtOnce) {
+  auto root = make("127.0.0.1:0", 0, 3, milliseconds(20'000));
+  ASSERT_NE(root, nullptr);
+  auto one = make(root_address(*root), 1, 3, milliseconds(20'000));
+  auto two = make(root_address(*root), 2, 3, milliseconds(20'000));
+  std::vector<Status> results(3);
+  const auto before = SteadyClock::now();
+  std::thread t0([&] {
+    results[0] = root->join();
+    if (results[0].is_ok()) results[0] = root->barrier();
+  });
+  std::thread t1([&] {
+    results[1] = one->join();
+    if (results[1].is_ok()) results[1] = one->barrier();
+  });
+  std::thread t2([&] {
+    results[2] = two->join();
+    two->abort(Status(StatusCode::kUnavailable, "rank 2: no RDMA device"));
+  });
+  t0.join();
+  t1.join();
+  t2.join();
+  EXPECT_LT(SteadyClock::now() - before, std::chrono::seconds(5));
+  EXPECT_EQ(results[0].code(), StatusCode::kPeerGone) << results[0].to_string();
+  EXPECT_NE(results[0].message().find("rank 2 (127.0.0.1:"), std::string::npos)
+      << results[0].to_string();
+  EXPECT_FALSE(results[1].is_ok());
+  EXPECT_EQ(two->barrier().code(), StatusCode::kAborted);
+}
+
+TEST(TcpCoordinator, RefusesBadOptions) {
+  EXPECT_EQ(TcpCoordinator::create({"127.0.0.1:0", 2, 2}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TcpCoordinator::create({"127.0.0.1:0", 0, 0}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TcpCoordinator::create({"127.0.0.1", 0, 1}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TcpCoordinator::create({"127.0.0.1:99999", 0, 1}).status().code(),
+            StatusCode::kInvalidArgument);
+  auto root = make("127.0.0.1:0", 0, 1);
+  ASSERT_NE(root, nullptr);
+  EXPECT_EQ(root->all_gather("x").status().code(), StatusCode::kInvalidArgument);  // before join
+  ASSERT_TRUE(root->join().is_ok());
+  EXPECT_EQ(root->all_gather(std::string(kMaxGatherEntryBytes + 1, 'x')).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tensorwire::verbs
