@@ -1,6 +1,8 @@
 #include "report/results_json.h"
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 namespace tensorwire::report {
 namespace {
@@ -52,14 +54,43 @@ Json protocol_json(const tf_verbs::RendezvousStats& s) {
   return j;
 }
 
-// wire_bytes: null for a step that never finished (its wire bytes were not taken).
-Json step_json(const StepResult& step, const Json& wire_bytes) {
+// A Recv that reported an error, or whose content failed verification.
+bool transfer_failed(const TransferResult& t) { return !t.status.is_ok() || !t.mismatch.empty(); }
+
+// The value at `index`, or nullopt past the end: measured times are optional
+// all the way down.
+std::optional<int64_t> measured_at(const std::vector<std::optional<int64_t>>& times,
+                                   size_t index) {
+  return index < times.size() ? times[index] : std::nullopt;
+}
+
+// One Recv. latency_ns is the time the caller waited (Recv call to done); both
+// it and done_ns are null for a Recv that never completed.
+Json transfer_json(const TransferResult& t, std::optional<int64_t> measured_ns) {
+  Json j;
+  j["phase"] = t.phase;
+  j["name"] = t.name;
+  j["src"] = t.src;
+  j["dst"] = t.dst;
+  j["bytes"] = t.bytes;
+  j["recv_called_ns"] = t.recv_called_ns;
+  j["done_ns"] = t.done ? Json(t.done_ns) : Json(nullptr);
+  j["latency_ns"] = t.done ? Json(t.done_ns - t.recv_called_ns) : Json(nullptr);
+  j["failed"] = transfer_failed(t);
+  if (measured_ns) j["measured_ns"] = *measured_ns;
+  return j;
+}
+
+// wire_bytes: null for a step that never finished (its wire bytes were not
+// taken); `finished` says the same in words.
+Json step_json(const StepResult& step, const Json& wire_bytes, std::optional<int64_t> measured_ns,
+               const std::vector<std::optional<int64_t>>& measured_transfer_ns) {
   uint64_t bytes = 0;
   uint64_t failed = 0;
   TimeNs max_recv_latency_ns = 0;
   for (const TransferResult& t : step.transfers) {
     bytes += t.bytes;
-    if (!t.status.is_ok() || !t.mismatch.empty()) ++failed;
+    if (transfer_failed(t)) ++failed;
     max_recv_latency_ns = std::max(max_recv_latency_ns, t.done_ns - t.recv_called_ns);
   }
   Json j;
@@ -72,6 +103,13 @@ Json step_json(const StepResult& step, const Json& wire_bytes) {
   j["bytes"] = bytes;
   j["wire_bytes"] = wire_bytes;
   j["max_recv_latency_ns"] = max_recv_latency_ns;
+  j["finished"] = !wire_bytes.is_null();
+  if (measured_ns) j["measured_ns"] = *measured_ns;
+  Json per_tensor = Json::array();
+  for (size_t i = 0; i < step.transfers.size(); ++i) {
+    per_tensor.push_back(transfer_json(step.transfers[i], measured_at(measured_transfer_ns, i)));
+  }
+  j["per_tensor"] = std::move(per_tensor);
   return j;
 }
 
@@ -115,7 +153,7 @@ double control_messages_per_tensor(const SimulationReport& report) {
   return static_cast<double>(control_messages(report)) / static_cast<double>(tensors);
 }
 
-Json results_json(const SimulationReport& report) {
+Json results_json(const SimulationReport& report, const MeasuredWallTimes& measured) {
   Json j;
   j["schema_version"] = kResultsSchemaVersion;
   j["backend"] = report.backend;
@@ -136,10 +174,13 @@ Json results_json(const SimulationReport& report) {
                        {"content_mismatches", w.content_mismatches},
                        {"recvs_completed_twice", w.recvs_completed_twice}};
   Json steps = Json::array();
+  const std::vector<std::optional<int64_t>> no_measured_transfers;
   for (size_t i = 0; i < w.steps.size(); ++i) {
-    steps.push_back(step_json(w.steps[i], i < report.step_wire_bytes.size()
-                                              ? Json(report.step_wire_bytes[i])
-                                              : Json(nullptr)));
+    steps.push_back(step_json(
+        w.steps[i],
+        i < report.step_wire_bytes.size() ? Json(report.step_wire_bytes[i]) : Json(nullptr),
+        measured_at(measured.step_ns, i),
+        i < measured.transfer_ns.size() ? measured.transfer_ns[i] : no_measured_transfers));
   }
   j["steps"] = std::move(steps);
 
@@ -164,8 +205,10 @@ Json results_json(const SimulationReport& report) {
   return j;
 }
 
-std::string results_json_text(const SimulationReport& report) {
-  return results_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+std::string results_json_text(const SimulationReport& report,
+                              const MeasuredWallTimes& measured) {
+  return results_json(report, measured)
+             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
          "\n";
 }
 

@@ -4,7 +4,10 @@
 // same bytes on every rerun. The schema is described in report/README.md.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,11 +18,22 @@ namespace tensorwire::report {
 // Bumped whenever a field is renamed, removed or changes meaning.
 inline constexpr int kResultsSchemaVersion = 1;
 
-nlohmann::ordered_json results_json(const SimulationReport& report);
+// Wall-clock times a real backend measured, beside the times on the backend's
+// own clock that SimulationReport holds. The simulator measures none; the
+// verbs backend will. Indexed like report.workload.steps[i].transfers[j]; an
+// index past the end, or nullopt, means "not measured" and writes no field.
+struct MeasuredWallTimes {
+  std::vector<std::optional<int64_t>> step_ns;                   // step start to end
+  std::vector<std::vector<std::optional<int64_t>>> transfer_ns;  // Recv call to done
+};
+
+nlohmann::ordered_json results_json(const SimulationReport& report,
+                                    const MeasuredWallTimes& measured = {});
 
 // results_json(report) as indented text with a final newline. Text that is not
 // valid UTF-8 (a tensor name from a file, say) is replaced, never thrown on.
-std::string results_json_text(const SimulationReport& report);
+std::string results_json_text(const SimulationReport& report,
+                              const MeasuredWallTimes& measured = {});
 
 // Transfers (Recvs) across every step: the "tensors" of the per-tensor ratios.
 uint64_t tensors_transferred(const SimulationReport& report);

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/tensorwire/check_command.h"
+#include "apps/tensorwire/compare_command.h"
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/run_command.h"
 #include "report/progress_bar.h"
@@ -26,13 +27,15 @@ int tensorwire_main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 the run failed a check (check: a safety violation), 2 bad input "
-      "(scenario file, flag, output file), 3 check: a liveness violation, 70 internal error.\nRun 'tensorwire COMMAND --help' for a command's options.");
+      "(scenario file, results file, flag, output file), 3 check: a liveness violation, 70 internal error.\nRun 'tensorwire COMMAND --help' for a command's options.");
   RunArgs run_args;
   CLI::App* run = add_run_command(app, run_args);
   PlanArgs plan_args;
   CLI::App* plan = add_plan_command(app, plan_args);
   CheckArgs check_args;
   CLI::App* check = add_check_command(app, check_args);
+  CompareArgs compare_args;
+  CLI::App* compare = add_compare_command(app, compare_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -46,6 +49,7 @@ int tensorwire_main(int argc, char** argv) {
   if (check->parsed()) {
     return check_command(check_args, std::cout, std::cerr, tensorwire::report::stderr_is_terminal());
   }
+  if (compare->parsed()) return compare_command(compare_args, std::cout, std::cerr);
   std::cerr << "tensorwire: error: no command given\n" << app.help();
   return kExitBadInput;
 }

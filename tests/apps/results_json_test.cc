@@ -56,6 +56,52 @@ TEST(ResultsJson, AStepThatNeverFinishedHasNullWireBytes) {
   const auto steps = results_json(r).at("steps");
   EXPECT_EQ(steps[0].at("wire_bytes"), 2 << 20);
   EXPECT_TRUE(steps[1].at("wire_bytes").is_null());
+  EXPECT_EQ(steps[0].at("finished"), true);
+  EXPECT_EQ(steps[1].at("finished"), false);
+}
+
+TEST(ResultsJson, StepsCarryEachTensorsTimes) {
+  const auto tensors = results_json(sample_report()).at("steps")[1].at("per_tensor");
+  ASSERT_EQ(tensors.size(), 2u);
+  const auto& bias = tensors[1];
+  EXPECT_EQ(bias.at("phase"), "tensors");
+  EXPECT_EQ(bias.at("name"), "bias");
+  EXPECT_EQ(bias.at("src"), 1);
+  EXPECT_EQ(bias.at("dst"), 0);
+  EXPECT_EQ(bias.at("bytes"), 512 << 10);
+  EXPECT_EQ(bias.at("recv_called_ns"), 500'000);
+  EXPECT_EQ(bias.at("done_ns"), 504'000);
+  EXPECT_EQ(bias.at("latency_ns"), 4'000);
+  EXPECT_EQ(bias.at("failed"), false);
+}
+
+TEST(ResultsJson, ARecvThatNeverCompletedHasNullTimes) {
+  SimulationReport r = sample_report();
+  r.workload.steps[1].transfers[0].done = false;
+  const auto weights = results_json(r).at("steps")[1].at("per_tensor")[0];
+  EXPECT_TRUE(weights.at("done_ns").is_null());
+  EXPECT_TRUE(weights.at("latency_ns").is_null());
+}
+
+TEST(ResultsJson, TheSimulatorWritesNoMeasuredTimes) {
+  const auto steps = results_json(sample_report()).at("steps");
+  for (const auto& step : steps) {
+    EXPECT_FALSE(step.contains("measured_ns"));
+    for (const auto& tensor : step.at("per_tensor")) EXPECT_FALSE(tensor.contains("measured_ns"));
+  }
+}
+
+TEST(ResultsJson, MeasuredWallTimesAreWrittenWhereSet) {
+  MeasuredWallTimes measured;
+  measured.step_ns = {std::nullopt, 9'000};  // step 0 not measured
+  measured.transfer_ns = {{}, {11'000}};     // only step 1's first Recv
+  const auto steps = results_json(sample_report(), measured).at("steps");
+  EXPECT_FALSE(steps[0].contains("measured_ns"));
+  EXPECT_EQ(steps[1].at("measured_ns"), 9'000);
+  EXPECT_EQ(steps[1].at("duration_ns"), 8'100);  // the backend's time is kept beside it
+  EXPECT_FALSE(steps[0].at("per_tensor")[0].contains("measured_ns"));
+  EXPECT_EQ(steps[1].at("per_tensor")[0].at("measured_ns"), 11'000);
+  EXPECT_FALSE(steps[1].at("per_tensor")[1].contains("measured_ns"));
 }
 
 TEST(ResultsJson, FailedTransfersAndProblemsAreReported) {

@@ -32,6 +32,7 @@ inline SimulationReport sample_report() {
     a.bytes = 1 << 20;
     a.recv_called_ns = s.start_ns;
     a.done_ns = s.start_ns + 10'000;
+    a.done = true;
     a.verified = true;
     TransferResult b = a;
     b.name = "bias";
