@@ -32,9 +32,16 @@ class EventQueue {
                          std::function<void()> fn) {
     return schedule_at(now_ns_ + (delay_ns > 0 ? delay_ns : 0), rank, kind, std::move(fn));
   }
-  // The running event changed `rank`'s state directly (see Scheduler::touched).
-  void touch(uint32_t rank) {
-    if (scheduler_) scheduler_->touched(rank);
+  // What the running event shares with others (see Scheduler::used); no-op
+  // without a scheduler that wants to know.
+  void use(const SharedObject& object) {
+    if (scheduler_) scheduler_->used(object);
+  }
+  // The running event changed `rank`'s state directly (a queue pair's far end
+  // went to error), not by scheduling an event for it.
+  void touch(uint32_t rank) { use(SharedObject::whole_rank(rank)); }
+  void nic_work_on_send_queue(uint32_t rank, uint32_t peer) {
+    if (scheduler_) scheduler_->nic_work_on_send_queue(rank, peer);
   }
   // No-op for an event that already ran or was cancelled.
   void cancel(EventId id);

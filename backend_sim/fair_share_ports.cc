@@ -65,6 +65,12 @@ void FairSharePorts::update(FlowId id) {
   const double rate = std::min(tx_share, rx_share);
   if (rate == f.rate_bytes_per_s && context_.events.is_pending(f.finish)) return;
   f.rate_bytes_per_s = rate;
+  if (context_.events.is_pending(f.finish)) {
+    // Another flow's end moves: the running event depends on that flow's
+    // queue pair (partial-order reduction must not commute the two).
+    context_.events.touch(f.src);
+    context_.events.use(SharedObject::send_queue(f.src, f.dst));
+  }
   context_.events.cancel(f.finish);
   f.finish = context_.events.schedule_at(now + transfer_time_ns(f.remaining_bytes, rate), f.src,
                                          "transfer", [this, id] { finish(id); });

@@ -55,6 +55,7 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
   if (qp.outstanding.size() >= context_.cluster.send_queue_depth) {
     return {StatusCode::kNoResource, "post_send: send queue full"};
   }
+  context_.events.use(SharedObject::send_queue(rank, peer));
   const uint64_t seq = next_seq_++;
   qp.outstanding.emplace(seq, wr);
   qp.send_queue.push_back(seq);
@@ -80,10 +81,14 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   QueuePair& qp = qps_[rank][peer];
   if (qp.wire_busy || qp.send_queue.empty() || qp.state == QpState::kError) return;
   if (context_.events.is_pending(qp.pump_event)) return;
+  // The NIC waits for the CPU that posted (see SimContext::charge_cpu).
+  context_.events.use(SharedObject::cpu(rank));
   const TimeNs ready = context_.cpu_ready_ns(rank);
   if (ready > context_.now()) {
-    qp.pump_event = context_.events.schedule_at(ready, rank, "post",
-                                                [this, rank, peer] { pump(rank, peer); });
+    qp.pump_event = context_.events.schedule_at(ready, rank, "post", [this, rank, peer] {
+      context_.events.nic_work_on_send_queue(rank, peer);
+      pump(rank, peer);
+    });
     return;
   }
   const uint64_t seq = qp.send_queue.front();
@@ -91,6 +96,8 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   auto it = qp.outstanding.find(seq);
   if (it == qp.outstanding.end()) return;
   const SendWorkRequest wr = it->second;
+  // The NIC reads the request's registration and bytes.
+  context_.events.use(SharedObject::memory(rank, wr.local.addr, wr.local.length));
 
   const Access local_need = wr.opcode == WorkOpcode::kRdmaRead ? Access::kLocalWrite : Access::kNone;
   Status local = registries_[rank]->check_local(wr.local.lkey, wr.local.addr, wr.local.length,
@@ -104,9 +111,17 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
     source = memories_[rank]->bytes_at(wr.local.addr, wr.local.length);
   }
   if (!local.is_ok()) {
+    // The error completion is ordered with the rank's other completions.
+    context_.events.touch(rank);
     trace_error(rank, peer, opcode_name(wr.opcode), local);
     complete_send(rank, peer, seq, context_.now(), CompletionStatus::kLocalProtectionError, 0);
     return;
+  }
+  if (context_.observer != nullptr) {
+    context_.observer->on_request_started(rank, peer, wr.wr_id,
+                                          wr.opcode == WorkOpcode::kRdmaRead
+                                              ? std::span<const std::byte>()
+                                              : std::span<const std::byte>(source));
   }
   if (wr.opcode == WorkOpcode::kRdmaRead) {
     start_read(rank, peer, seq, wr);
@@ -125,6 +140,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
 }
 
 void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs started_ns) {
+  context_.events.nic_work_on_send_queue(rank, peer);
   QueuePair& qp = qps_[rank][peer];
   qp.wire_busy = false;
   qp.flow_live = false;
@@ -166,6 +182,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
       complete_send(rank, peer, seq, context_.now() + latency, CompletionStatus::kRetryExceeded, 0);
       return;
     }
+    context_.events.use(SharedObject::memory(peer, wr.remote_addr, wr.local.length));
     Status remote = registries_[peer]->check_remote(wr.rkey, wr.remote_addr, wr.local.length,
                                                     Access::kRemoteRead);
     std::span<std::byte> source;
@@ -247,6 +264,8 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
       in.rnr_waiting = true;
       context_.events.schedule_after(context_.cluster.rnr_delay_ns, sender, "rnr retry",
                                      [this, receiver, sender] {
+                                       // Runs as the sender's, acts on the receiver.
+                                       context_.events.touch(receiver);
                                        qps_[receiver][sender].rnr_waiting = false;
                                        process_arrivals(receiver, sender);
                                      });
@@ -263,6 +282,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
                        "send of " + std::to_string(length) + " bytes into a receive of " +
                            std::to_string(recv.local.length));
       } else {
+        context_.events.use(SharedObject::memory(receiver, recv.local.addr, length));
         check = registries_[receiver]->check_local(recv.local.lkey, recv.local.addr, length,
                                                    Access::kLocalWrite);
       }
@@ -282,6 +302,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
         continue;
       }
     } else {
+      context_.events.use(SharedObject::memory(receiver, wr.remote_addr, length));
       check = registries_[receiver]->check_remote(wr.rkey, wr.remote_addr, length,
                                                   Access::kRemoteWrite);
       dst_addr = wr.remote_addr;
@@ -375,6 +396,8 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
   // Both ends' state changes here, whichever rank's event is running.
   context_.events.touch(rank);
   context_.events.touch(peer);
+  context_.events.use(SharedObject::send_queue(rank, peer));
+  context_.events.use(SharedObject::send_queue(peer, rank));
   qp.state = QpState::kError;
   if (qp.flow_live) {
     ports_.cancel(qp.flow);

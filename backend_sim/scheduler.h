@@ -19,6 +19,31 @@ struct ReadyEvent {
   int64_t at_ns = 0;      // when it is due
 };
 
+// What an event may share with others, finer than "rank r": an event of a
+// rank's code changes all of that rank's state (its protocol, receive queues,
+// registrations and the rest) unless it is the NIC's own work; these name the
+// parts the NIC's work and other ranks' events reach.
+struct SharedObject {
+  enum class Kind : uint8_t {
+    kRank,       // all of rank's state: another rank's event changed it (a QP's far end to error)
+    kSendQueue,  // the send side of queue pair rank -> peer: its work requests and wire
+    kMemory,     // rank's bytes and registrations at [addr, addr + length)
+    kCpu,        // when rank's CPU is next free (work is charged to it)
+  };
+  Kind kind = Kind::kRank;
+  uint32_t rank = 0;
+  uint32_t peer = 0;
+  uint64_t addr = 0;
+  uint64_t length = 0;
+
+  static SharedObject whole_rank(uint32_t rank) { return {Kind::kRank, rank, 0, 0, 0}; }
+  static SharedObject send_queue(uint32_t rank, uint32_t peer) { return {Kind::kSendQueue, rank, peer, 0, 0}; }
+  static SharedObject memory(uint32_t rank, uint64_t addr, uint64_t length) {
+    return {Kind::kMemory, rank, 0, addr, length};
+  }
+  static SharedObject cpu(uint32_t rank) { return {Kind::kCpu, rank, 0, 0, 0}; }
+};
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
@@ -30,11 +55,15 @@ class Scheduler {
   // Every event, chosen or alone, just before it runs (the model checker
   // fingerprints each rank's history with it).
   virtual void ran(const ReadyEvent& /*event*/) {}
-  // The running event changed the state of `rank` directly (not by
-  // scheduling an event for it): a queue pair's far end moved to error, a
-  // peer's in-flight arrivals were dropped. Partial-order reduction needs
-  // these, since it takes events of different ranks to be independent.
-  virtual void touched(uint32_t /*rank*/) {}
+  // Something the running event reads or changes beyond what its kind says
+  // (see SharedObject). Partial-order reduction needs these, since it takes
+  // events that share no object to be independent.
+  virtual void used(const SharedObject& /*object*/) {}
+  // The running event is the NIC's own work on the send side of rank -> peer
+  // (a transfer ending, the next request going on the wire), not rank's code:
+  // by itself it changes that send queue only, and rank's memory, CPU or
+  // protocol only where it reports using them.
+  virtual void nic_work_on_send_queue(uint32_t /*rank*/, uint32_t /*peer*/) {}
 };
 
 // Insertion order. The simulator's default.

@@ -53,6 +53,9 @@ struct SimContext {
     // Saturating: absurd but loadable costs must not overflow the clock.
     constexpr TimeNs kForever = std::numeric_limits<TimeNs>::max() / 4;
     cpu_free_ns[rank] = cost_ns > kForever - start ? kForever : start + cost_ns;
+    // Work that ends later than now delays what waits for the CPU (the NIC
+    // putting a request on the wire): the model checker must know.
+    if (cpu_free_ns[rank] > now()) events.use(SharedObject::cpu(rank));
     if (tracing && cost_ns > 0) {
       trace.slice("rank " + std::to_string(rank) + "/cpu", what, start, cost_ns, "");
     }

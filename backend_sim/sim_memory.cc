@@ -59,6 +59,7 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   }
   Buffer buffer{next_addr_[region], bytes, kind, device};
   next_addr_[region] += size;
+  context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
   Allocation a{buffer, {}};
   if (context_.options.payload) {
     a.bytes.resize(bytes);
@@ -71,6 +72,7 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
 void SimMemorySpace::free(const Buffer& buffer) {
   auto it = allocations_.find(buffer.addr);
   if (it == allocations_.end()) return;
+  context_.events.use(SharedObject::memory(rank_, buffer.addr, aligned_size(it->second.buffer.length)));
   payload_bytes_ -= it->second.bytes.size();
   allocations_.erase(it);
 }
@@ -86,6 +88,7 @@ SimMemorySpace::Allocation* SimMemorySpace::find_allocation(const Buffer& buffer
 }
 
 const Buffer* SimMemorySpace::find(uint64_t addr, uint64_t length) const {
+  context_.events.use(SharedObject::memory(rank_, addr, length));
   auto it = allocations_.upper_bound(addr);
   if (it == allocations_.begin()) return nullptr;
   --it;
@@ -104,6 +107,7 @@ bool SimMemorySpace::materialize(Allocation& a) {
 }
 
 std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bool for_write) {
+  context_.events.use(SharedObject::memory(rank_, addr, length));
   auto it = allocations_.upper_bound(addr);
   if (it == allocations_.begin()) return {};
   --it;
@@ -115,6 +119,7 @@ std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bo
 
 std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {
   if (!is_host(buffer.kind)) return {};
+  context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   Allocation* a = find_allocation(buffer);
   if (a == nullptr || !materialize(*a)) return {};
   return std::span<std::byte>(a->bytes).subspan(buffer.addr - a->buffer.addr, buffer.length);
@@ -142,6 +147,8 @@ Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Bu
   if (!is_host(dst.kind) || !is_host(src.kind)) {
     return {StatusCode::kInvalidArgument, "cpu_copy: both buffers must be host memory"};
   }
+  context_.events.use(SharedObject::memory(rank_, dst.addr, dst.length));
+  context_.events.use(SharedObject::memory(rank_, src.addr, src.length));
   if (Status st = check_range(dst, dst_offset, bytes, "cpu_copy dst"); !st.is_ok()) return st;
   if (Status st = check_range(src, src_offset, bytes, "cpu_copy src"); !st.is_ok()) return st;
   Allocation* d = find_allocation(dst);
@@ -161,6 +168,7 @@ Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Bu
 
 Status SimMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
                                    std::span<const std::byte> data) {
+  context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   if (Status st = check_range(buffer, offset, data.size(), "write_bytes"); !st.is_ok()) return st;
   Allocation* a = find_allocation(buffer);
   if (!data.empty() && materialize(*a)) {
@@ -172,6 +180,7 @@ Status SimMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
 
 Status SimMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
                                   std::span<std::byte> out) {
+  context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   if (Status st = check_range(buffer, offset, out.size(), "read_bytes"); !st.is_ok()) return st;
   Allocation* a = find_allocation(buffer);
   if (a->bytes.size() != a->buffer.length) {

@@ -55,6 +55,7 @@ Result<MemoryRegion> SimNic::register_memory(const Buffer& buffer, Access access
                           ? kForever
                           : base + static_cast<TimeNs>(pages) * per_page;
   context_.charge_cpu(rank_, cost, "register memory");
+  context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   MemoryRegion region = registry_.add(*live == buffer ? buffer : Buffer{buffer.addr, buffer.length,
                                                                         live->kind, live->device},
                                       access);
@@ -64,6 +65,7 @@ Result<MemoryRegion> SimNic::register_memory(const Buffer& buffer, Access access
 }
 
 Status SimNic::deregister_memory(const MemoryRegion& region) {
+  context_.events.use(SharedObject::memory(rank_, region.addr, region.length));
   Status st = registry_.remove(region);
   if (st.is_ok()) context_.stats[rank_].deregistrations += 1;
   return st;

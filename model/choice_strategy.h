@@ -21,11 +21,12 @@ class ChoiceStrategy {
   // An index into `ready` (at least two events). `step` counts choice points
   // from 0 in this execution.
   virtual uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) = 0;
-  // Every event, chosen or alone, just before it runs, and the ranks it
-  // changes beyond its own while it runs (see sim::Scheduler): what a
+  // Every event, chosen or alone, just before it runs, and what it shares
+  // with others while it runs (see sim::Scheduler): what a
   // partial-order reduction needs to know which events were independent.
   virtual void ran(const sim::ReadyEvent& /*event*/) {}
-  virtual void touched(uint32_t /*rank*/) {}
+  virtual void used(const sim::SharedObject& /*object*/) {}
+  virtual void nic_work_on_send_queue(uint32_t /*rank*/, uint32_t /*peer*/) {}
 };
 
 // Uniformly at random, from a seed (its own splitmix64: the standard
@@ -112,7 +113,10 @@ class RecordingScheduler final : public sim::Scheduler {
   // While a fault may still be injected, every event is a choice point.
   bool wants_every_event() const override { return faults_.enabled() && !fault_done_; }
   void ran(const sim::ReadyEvent& event) override { strategy_.ran(event); }
-  void touched(uint32_t rank) override { strategy_.touched(rank); }
+  void used(const sim::SharedObject& object) override { strategy_.used(object); }
+  void nic_work_on_send_queue(uint32_t rank, uint32_t peer) override {
+    strategy_.nic_work_on_send_queue(rank, peer);
+  }
 
   const std::vector<uint32_t>& choices() const { return choices_; }
   const std::vector<uint32_t>& widths() const { return widths_; }

@@ -11,10 +11,45 @@ constexpr uint64_t kEveryRank = ~uint64_t{0};
 
 }  // namespace
 
-DporSearch::DporSearch(uint32_t ranks) : ranks_(ranks) {}
+DporSearch::DporSearch(uint32_t ranks) : ranks_(ranks) {
+  const uint64_t r = ranks;
+  send_queues_apart_ = r + r * r <= 64;
+  if (send_queues_apart_ && r > 0) {
+    // What is left after the ranks, send queues and CPUs, shared out.
+    const uint64_t left = 64 - r - r * r;
+    const uint64_t bins = left >= r ? (left - r) / r : 0;
+    memory_bins_ = static_cast<uint32_t>(std::min<uint64_t>(bins, kMemoryBins));
+  }
+  objects_ = send_queues_apart_
+                 ? static_cast<uint32_t>(r + r * r + (memory_bins_ > 0 ? r + r * memory_bins_ : 0))
+                 : std::min<uint32_t>(ranks, 63) + 1;
+  if (objects_ == 0) objects_ = 1;
+}
 
-// Ranks past 63 share the last bit: more dependence than there is, never less.
 uint64_t DporSearch::rank_bit(uint32_t rank) const { return uint64_t{1} << std::min<uint32_t>(rank, 63); }
+
+uint64_t DporSearch::object_bit(uint32_t object) { return uint64_t{1} << object; }
+
+uint64_t DporSearch::bits_of(const sim::SharedObject& o) const {
+  using Kind = sim::SharedObject::Kind;
+  const bool known = o.rank < ranks_ && (o.kind != Kind::kSendQueue || o.peer < ranks_);
+  if (o.kind == Kind::kRank || !send_queues_apart_ || !known) return rank_bit(o.rank);
+  const uint32_t queues = ranks_;  // first send-queue bit
+  if (o.kind == Kind::kSendQueue) return object_bit(queues + o.rank * ranks_ + o.peer);
+  if (memory_bins_ == 0) return rank_bit(o.rank);
+  const uint32_t cpus = queues + ranks_ * ranks_;
+  if (o.kind == Kind::kCpu) return object_bit(cpus + o.rank);
+  const uint32_t first_bin = cpus + ranks_ + o.rank * memory_bins_;
+  constexpr uint64_t kUnit = 256;
+  const uint64_t first = o.addr / kUnit;
+  const uint64_t last = (o.addr + (o.length > 0 ? o.length - 1 : 0)) / kUnit;
+  if (last < first || last - first + 1 >= memory_bins_) {
+    return ((uint64_t{1} << memory_bins_) - 1) << first_bin;  // every bin of the rank
+  }
+  uint64_t bits = 0;
+  for (uint64_t u = first; u <= last; ++u) bits |= object_bit(first_bin + static_cast<uint32_t>(u % memory_bins_));
+  return bits;
+}
 
 uint32_t DporSearch::choose(std::span<const sim::ReadyEvent> ready, uint64_t step) {
   if (blocked_at_ != SIZE_MAX) return 0;  // a tail already explored: run it out, record nothing
@@ -58,15 +93,22 @@ void DporSearch::ran(const sim::ReadyEvent& event) {
   s.sequence = event.sequence;
   s.parent = event.parent;
   s.at_ns = event.at_ns;
-  s.footprint = pending_fault_ ? kEveryRank : rank_bit(event.rank);
+  s.own = pending_fault_ ? kEveryRank : rank_bit(event.rank);
   s.node = pending_node_;
   pending_node_ = -1;
   pending_fault_ = false;
   steps_.push_back(s);
 }
 
-void DporSearch::touched(uint32_t rank) {
-  if (!steps_.empty()) steps_.back().footprint |= rank_bit(rank);
+void DporSearch::used(const sim::SharedObject& object) {
+  if (!steps_.empty()) steps_.back().footprint |= bits_of(object);
+}
+
+// The NIC's own work: the send queue, not the rank, is what the event itself
+// changes (what it reports besides, before or after, stays).
+void DporSearch::nic_work_on_send_queue(uint32_t rank, uint32_t peer) {
+  if (steps_.empty() || steps_.back().own == kEveryRank) return;
+  steps_.back().own = bits_of(sim::SharedObject::send_queue(rank, peer));
 }
 
 // Event j races with the earlier event i: some execution must run j before
@@ -82,7 +124,7 @@ void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
   const uint32_t width = static_cast<uint32_t>(clock[i].size());
   auto happens_before = [&](size_t a, size_t b) {  // a before b in this execution
     for (uint32_t r = 0; r < width; ++r) {
-      if ((steps_[a].footprint & rank_bit(r)) != 0 && clock[b][r] >= clock[a][r]) return true;
+      if ((steps_[a].footprint & object_bit(r)) != 0 && clock[b][r] >= clock[a][r]) return true;
     }
     return false;
   };
@@ -125,7 +167,8 @@ void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
 // rank r that i touched.
 void DporSearch::analyse_races() {
   const size_t limit = std::min(steps_.size(), blocked_at_);
-  const uint32_t width = std::min<uint32_t>(ranks_, 63) + 1;
+  for (size_t k = 0; k < limit; ++k) steps_[k].footprint |= steps_[k].own;
+  const uint32_t width = objects_;
   std::vector<std::vector<uint32_t>> clock(limit, std::vector<uint32_t>(width, 0));
   std::vector<int64_t> last(width, -1);
   std::unordered_map<uint64_t, size_t> index;
@@ -137,11 +180,11 @@ void DporSearch::analyse_races() {
     std::vector<uint32_t>& cj = clock[j];
     cj = created;
     for (uint32_t r = 0; r < width; ++r) {
-      if ((sj.footprint & rank_bit(r)) == 0 || last[r] < 0) continue;
+      if ((sj.footprint & object_bit(r)) == 0 || last[r] < 0) continue;
       const size_t i = static_cast<size_t>(last[r]);
       bool ordered = false;  // i happens before j was scheduled, on any rank i touched
       for (uint32_t q = 0; q < width && !ordered; ++q) {
-        ordered = (steps_[i].footprint & rank_bit(q)) != 0 && clock[i][q] <= created[q];
+        ordered = (steps_[i].footprint & object_bit(q)) != 0 && clock[i][q] <= created[q];
       }
       if (!ordered && steps_[i].at_ns == sj.at_ns && steps_[i].node >= 0) {
         add_backtrack(static_cast<size_t>(steps_[i].node), j, i, clock);
@@ -149,7 +192,7 @@ void DporSearch::analyse_races() {
       for (uint32_t q = 0; q < width; ++q) cj[q] = std::max(cj[q], clock[i][q]);
     }
     for (uint32_t r = 0; r < width; ++r) {
-      if ((sj.footprint & rank_bit(r)) == 0) continue;
+      if ((sj.footprint & object_bit(r)) == 0) continue;
       cj[r] += 1;
       last[r] = static_cast<int64_t>(j);
     }

@@ -13,15 +13,26 @@
 // executions and, in this event model, lost orders (tests/model's brute-force
 // comparison caught it).
 //
-// Independence, as the simulator defines it: an event changes the state of
-// its own rank (its protocol, memory, registrations, queue-pair ends) and of
-// any rank it reports through sim::Scheduler::touched (a queue pair's far
-// end going to error). Events whose sets of ranks are disjoint commute, up to
-// the timing of the fair-shared ports (which the model scenario makes
-// instantaneous). Two events can only swap if they are due at the same time;
-// one causally after another (scheduled by it, or by an event after it) never
-// can. An injected fault touches every rank, and is explored at every choice
-// point where it is still open.
+// Independence, as the simulator defines it, over objects: each rank's own
+// state (its protocol, memory, registrations, receive queues) and the send
+// side of each queue pair (its queue of work requests and the wire it feeds).
+// An event of a rank's code (a completion handled, a timer, a copy ending)
+// changes that rank's state, the send queues it posts to
+// (sim::Scheduler::used_send_queue) and any rank it reports through
+// sim::Scheduler::touched (a queue pair's far end going to error). The NIC's
+// own work on a send queue (a transfer ending, the next request put on the
+// wire: sim::Scheduler::nic_work_on_send_queue) changes that send queue only,
+// plus the rank's state where it reads it (taking the next request's bytes
+// from memory reports touched). Events whose sets of objects are disjoint
+// commute, up to the timing of the fair-shared ports (which the model
+// scenario makes instantaneous). Two events can only swap if they are due at
+// the same time; one causally after another (scheduled by it, or by an event
+// after it) never can. An injected fault touches everything, and is explored
+// at every choice point where it is still open.
+//
+// The NIC's work being its own object is what makes three tensors tractable:
+// with every event of a rank dependent on every other, each transfer ending
+// was explored before and after each of the rank's completions.
 //
 // Each execution runs the scenario from the start (the simulator has no
 // snapshots), following the choices of the current prefix, then the first
@@ -40,12 +51,15 @@ namespace tensorwire::model {
 
 class DporSearch final : public ChoiceStrategy {
  public:
+  static constexpr uint32_t kMemoryBins = 16;
+
   explicit DporSearch(uint32_t ranks);
 
   // ChoiceStrategy: the search runs as the strategy of each execution.
   uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override;
   void ran(const sim::ReadyEvent& event) override;
-  void touched(uint32_t rank) override;
+  void used(const sim::SharedObject& object) override;
+  void nic_work_on_send_queue(uint32_t rank, uint32_t peer) override;
 
   // After an execution: finds its races, then sets up the next execution.
   // False when every alternative has been explored. Throws std::logic_error
@@ -74,16 +88,27 @@ class DporSearch final : public ChoiceStrategy {
     uint64_t sequence = 0;
     uint64_t parent = 0;
     int64_t at_ns = 0;
-    uint64_t footprint = 0;  // rank bits
+    uint64_t own = 0;        // the object the event itself is: its rank, or a send queue
+    uint64_t footprint = 0;  // object bits it reported, then own as well
     int64_t node = -1;       // the choice point it was chosen at, if any
   };
 
+  // One bit per object: ranks, then each send queue, then each rank's CPU,
+  // then each rank's memory in kMemoryBins bins (by 256-byte unit, the
+  // simulator's allocation alignment, modulo the bins), as many as fit in 64
+  // bits. What does not fit shares its rank's bit: more dependence than
+  // there is, never less. Ranks past 63 share the last bit.
   uint64_t rank_bit(uint32_t rank) const;
+  uint64_t bits_of(const sim::SharedObject& object) const;
+  static uint64_t object_bit(uint32_t object);
   void add_backtrack(size_t node, size_t j, size_t i,
                      const std::vector<std::vector<uint32_t>>& clock);
   void analyse_races();
 
   uint32_t ranks_;
+  uint32_t objects_;            // bits in use
+  bool send_queues_apart_;      // send queues have bits of their own
+  uint32_t memory_bins_ = 0;    // per rank; 0: CPU and memory share the rank's bit
   std::vector<Node> nodes_;  // the current path's choice points
   size_t prefix_ = 0;        // nodes_[0, prefix_) are replayed as chosen
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend_sim/simulator.h"
+#include "runner/model_hooks.h"
 
 namespace tensorwire {
 
@@ -28,19 +29,7 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
   sim_options.payload = report.payload;
   sim::Simulator simulator(scenario.cluster, sim_options, trace);
   report.ranks = simulator.world_size();
-  if (options.scheduler != nullptr) {
-    // The simulator owns its scheduler; this one forwards to the caller's.
-    struct Forward final : sim::Scheduler {
-      explicit Forward(sim::Scheduler& to) : to_(to) {}
-      size_t pick(std::span<const sim::ReadyEvent> ready) override { return to_.pick(ready); }
-      void ran(const sim::ReadyEvent& event) override { to_.ran(event); }
-      void touched(uint32_t rank) override { to_.touched(rank); }
-      bool wants_every_event() const override { return to_.wants_every_event(); }
-      sim::Scheduler& to_;
-    };
-    simulator.set_scheduler(std::make_unique<Forward>(*options.scheduler));
-  }
-  if (options.observer != nullptr) simulator.set_observer(options.observer);
+  attach_model_hooks(simulator, options);
 
   std::vector<std::unique_ptr<tf_verbs::RdmaRendezvous>> rendezvous;
   std::vector<tf_verbs::RdmaRendezvous*> rendezvous_ptrs;
@@ -66,11 +55,7 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
     if (on_progress) on_progress(steps_done, steps_total);
   });
   driver.start();
-  if (options.after_event) {
-    while (simulator.step()) options.after_event(simulator);
-  } else {
-    simulator.run();
-  }
+  run_until_idle(simulator, options);
   driver.release_memory();
 
   report.simulated_end_ns = simulator.now_ns();

@@ -9,6 +9,7 @@
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/scenario_argument.h"
+#include "core/collectives/planted_collective_bug.h"
 #include "model/explorer.h"
 #include "model/schedule_file.h"
 #include "report/chrome_trace_writer.h"
@@ -77,6 +78,15 @@ Status write_file(const std::string& path, const std::string& text) {
   return file->write_and_close(text);
 }
 
+// Plants the bug `name` names ("none" plants nothing) in the scenario's
+// protocol; false when it is a bug of the other kind of workload, or none.
+bool plant_bug(const std::string& name, Scenario& scenario) {
+  if (scenario.broadcast) {
+    return collectives::planted_collective_bug_from_name(name, scenario.broadcast->planted_bug);
+  }
+  return tf_verbs::planted_bug_from_name(name, scenario.tf_verbs.planted_bug);
+}
+
 }  // namespace
 
 CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
@@ -126,8 +136,12 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
       ->type_name("LIST");
   std::vector<std::string> bugs{"none"};
   for (tf_verbs::PlantedBug b : tf_verbs::kPlantedBugs) bugs.emplace_back(tf_verbs::planted_bug_name(b));
+  for (collectives::PlantedCollectiveBug b : collectives::kPlantedCollectiveBugs) {
+    bugs.emplace_back(collectives::planted_collective_bug_name(b));
+  }
   check->add_option("--plant-bug", args.plant_bug,
-                    "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it")
+                    "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it "
+                    "(the last two are the broadcast's)")
       ->check(CLI::IsMember(bugs))
       ->type_name("NAME");
   return check;
@@ -137,12 +151,12 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
   if (!loaded) return kExitBadInput;
   Scenario& scenario = *loaded;
-  if (scenario.broadcast) {
-    err << kErrorPrefix << "check explores the tensor workloads (tf_verbs_zero_copy); '"
-        << args.scenario_path << "' is a broadcast, whose invariants `tensorwire run` checks\n";
+  if (!plant_bug(args.plant_bug, scenario)) {
+    err << kErrorPrefix << "--plant-bug " << args.plant_bug << " is a bug of the "
+        << (scenario.broadcast ? "tensor protocol" : "broadcast") << ", and '" << args.scenario_path
+        << "' is " << (scenario.broadcast ? "a broadcast" : "a tensor workload") << "\n";
     return kExitBadInput;
   }
-  tf_verbs::planted_bug_from_name(args.plant_bug, scenario.tf_verbs.planted_bug);
   model::CheckOptions options;
   options.seed = args.has_seed ? args.seed : scenario.seed;
   options.max_schedules = args.max_schedules;
@@ -171,8 +185,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
     model::ReplayStrategy replay(schedule->choices);
     NullTraceSink none;
     options.faults = schedule->faults;
-    if (args.plant_bug == "none" &&
-        !tf_verbs::planted_bug_from_name(schedule->planted_bug, scenario.tf_verbs.planted_bug)) {
+    if (args.plant_bug == "none" && !plant_bug(schedule->planted_bug, scenario)) {
       err << kErrorPrefix << args.replay_path << ": unknown planted_bug '" << schedule->planted_bug
           << "'\n";
       return kExitBadInput;
@@ -211,11 +224,15 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
         << "distinct states " << report::format_count(report.distinct_states) << " ("
         << report::format_count(static_cast<uint64_t>(seconds > 0 ? report.distinct_states / seconds : 0))
         << " states/s, " << report::format_count(report.choice_points) << " choice points, "
-        << report::format_count(report.events) << " events)\n"
-        << "transitions     requests: " << model::covered_request_transitions(report.transitions)
-        << "\n                responses: " << model::covered_response_transitions(report.transitions)
-        << "\n"
-        << "outcome         " << model::check_outcome_name(report.outcome) << "\n";
+        << report::format_count(report.events) << " events)\n";
+    if (scenario.broadcast) {
+      out << "invariants      the broadcast's (reads after landing, rings, IB pools, frees)\n";
+    } else {
+      out << "transitions     requests: " << model::covered_request_transitions(report.transitions)
+          << "\n                responses: "
+          << model::covered_response_transitions(report.transitions) << "\n";
+    }
+    out << "outcome         " << model::check_outcome_name(report.outcome) << "\n";
     if (!report.counterexample) return kExitOk;
     failing = std::move(report.counterexample);
     out << "failing schedule: " << report.schedules << " of this run\n";
@@ -229,7 +246,9 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   file.strategy = strategy_name;
   file.outcome = model::check_outcome_name(failing->outcome);
   file.faults = options.faults;
-  file.planted_bug = tf_verbs::planted_bug_name(scenario.tf_verbs.planted_bug);
+  file.planted_bug = scenario.broadcast
+                         ? collectives::planted_collective_bug_name(scenario.broadcast->planted_bug)
+                         : tf_verbs::planted_bug_name(scenario.tf_verbs.planted_bug);
   file.choices = failing->choices;
   report::ChromeTraceWriter chrome;
   TextTraceSink text;

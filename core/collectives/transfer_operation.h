@@ -27,18 +27,11 @@
 #include "core/collectives/collective_message.h"
 #include "core/collectives/collective_observer.h"
 #include "core/collectives/ib_memory.h"
+#include "core/collectives/planted_collective_bug.h"
 #include "core/collectives/transfer_graph.h"
 #include "core/rank_env.h"
 
 namespace tensorwire::collectives {
-
-// Deliberate protocol bugs, for showing that the invariants catch them. Never
-// set outside tests.
-enum class PlantedCollectiveBug : uint8_t {
-  kNone,
-  kMaxConsumerRead,      // a producer reuses ring bytes once ANY consumer read them
-  kFreeAtFirstConsumer,  // an IB buffer is freed when its first consumer finishes
-};
 
 class TransferOperation {
  public:

@@ -381,7 +381,89 @@ TEST_F(TensorwireCli, CheckWithBadInputIsExitTwo) {
   EXPECT_TRUE(contains(bad_replay.err, "bad.schedule:1: not a schedule file")) << bad_replay.err;
   EXPECT_EQ(run("check " + quoted(path("c.toml").string()) + " --strategy bfs").exit_code, 2);
   EXPECT_EQ(run("check " + quoted(path("c.toml").string()) + " --plant-bug nosuch").exit_code, 2);
-  EXPECT_EQ(run("check " + quoted(kBroadcastMixed)).exit_code, 2);
+  // A bug of the broadcast planted in a tensor workload.
+  const CliRun wrong_kind =
+      run("check " + quoted(path("c.toml").string()) + " --plant-bug max_consumer_read");
+  EXPECT_EQ(wrong_kind.exit_code, 2);
+  EXPECT_TRUE(contains(wrong_kind.err, "is a bug of the broadcast")) << wrong_kind.err;
+}
+
+const std::string kModelBroadcast =
+    std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_broadcast.toml";
+
+TEST_F(TensorwireCli, CheckExploresABroadcastWithItsOwnInvariants) {
+  const CliRun clean = run("check " + quoted(kModelBroadcast) + " --strategy dfs --max-schedules 100000");
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_TRUE(contains(clean.out, "every order explored")) << clean.out;
+  EXPECT_TRUE(contains(clean.out, "the broadcast's")) << clean.out;
+
+  const std::string prefix = path("bc").string();
+  const CliRun bug = run("check " + quoted(kModelBroadcast) +
+                         " --plant-bug free_at_first_consumer --out " + quoted(prefix));
+  EXPECT_EQ(bug.exit_code, 1) << bug.out << bug.err;
+  EXPECT_TRUE(contains(bug.out, "freed while its consumer")) << bug.out;
+  EXPECT_TRUE(contains(read_file(prefix + ".schedule"), "planted_bug free_at_first_consumer"));
+  // The schedule replays to the same violation.
+  const CliRun replay =
+      run("check " + quoted(kModelBroadcast) + " --replay " + quoted(prefix + ".schedule"));
+  EXPECT_EQ(replay.exit_code, 1) << replay.out << replay.err;
+  EXPECT_TRUE(contains(replay.out, "freed while its consumer")) << replay.out;
+}
+
+TEST_F(TensorwireCli, CompareSetsTwoRunsSideBySidePerStepAndTensor) {
+  const std::string a = path("a.json").string();
+  const std::string b = path("b.json").string();
+  ASSERT_EQ(run("run " + quoted(kQuickstart) + " --json " + quoted(a)).exit_code, 0);
+  // B: the same run with wall times twice the simulated ones, as verbs would write.
+  auto results = nlohmann::json::parse(read_file(a));
+  results["backend"] = "verbs";
+  for (auto& step : results["steps"]) {
+    step["measured_ns"] = 2 * step["duration_ns"].get<int64_t>();
+    for (auto& tensor : step["per_tensor"]) {
+      tensor["measured_ns"] = 2 * tensor["latency_ns"].get<int64_t>();
+    }
+  }
+  std::ofstream(b) << results.dump(2);
+
+  const CliRun r = run("compare " + quoted(a) + " " + quoted(b));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_TRUE(contains(r.out, "B: " + b + " (backend verbs, scenario quickstart")) << r.out;
+  EXPECT_TRUE(contains(r.out, "sim/measured")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nstep 1 ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n  weights 0->1 ")) << r.out;
+  EXPECT_TRUE(contains(r.out, " wall  2.000         0.500\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "steps: 3 in both, 0 only in A, 0 only in B")) << r.out;
+}
+
+TEST_F(TensorwireCli, CompareHelpNamesBothFiles) {
+  const CliRun r = run("compare --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "A REQUIRED")) << r.out;
+  EXPECT_TRUE(contains(r.out, "B REQUIRED")) << r.out;
+}
+
+TEST_F(TensorwireCli, CompareWithBadInputIsExitTwoNamingTheFileAndPath) {
+  const std::string good = path("good.json").string();
+  ASSERT_EQ(run("run " + quoted(kQuickstart) + " --json " + quoted(good)).exit_code, 0);
+  const std::string missing = path("missing.json").string();
+  const CliRun no_file = run("compare " + quoted(good) + " " + quoted(missing));
+  EXPECT_EQ(no_file.exit_code, 2);
+  EXPECT_TRUE(contains(no_file.err, "tensorwire: error: " + missing + ": cannot open"))
+      << no_file.err;
+  EXPECT_TRUE(no_file.out.empty()) << no_file.out;
+
+  auto results = nlohmann::json::parse(read_file(good));
+  results["steps"][2]["per_tensor"][0]["latency_ns"] = "slow";
+  const std::string wrong = path("wrong.json").string();
+  std::ofstream(wrong) << results.dump();
+  const CliRun wrong_type = run("compare " + quoted(wrong) + " " + quoted(good));
+  EXPECT_EQ(wrong_type.exit_code, 2);
+  EXPECT_TRUE(contains(wrong_type.err, wrong + ": steps[2].per_tensor[0].latency_ns: expected a "
+                                               "number, got a string"))
+      << wrong_type.err;
+
+  EXPECT_EQ(run("compare " + quoted(good)).exit_code, 2);  // B missing
 }
 
 }  // namespace

@@ -52,9 +52,13 @@ std::vector<SendWorkRequest> RdmaChannel::stop_draining() {
 
 std::span<const std::byte> RdmaChannel::ring_bytes(uint64_t slot, uint32_t byte_len) {
   if (slot >= ring_size_ || byte_len > slot_bytes_) return {};
-  std::span<std::byte> all = memory_.host_view(ring_.buffer);
-  if (all.size() < slot_bytes_ * ring_size_) return {};
-  return all.subspan(slot * slot_bytes_, byte_len);
+  // A view of the one slot, not the ring: the CPU reads only that message
+  // (and the model checker sees that it reads nothing else).
+  Buffer one = ring_.buffer;
+  one.addr += slot * slot_bytes_;
+  one.length = byte_len;
+  if (!ring_.buffer.contains(one.addr, one.length)) return {};
+  return memory_.host_view(one);
 }
 
 Status RdmaChannel::repost(uint64_t slot) {
@@ -103,9 +107,14 @@ Status RdmaChannel::post_in_free_slot(const wire::RdmaMessage& message) {
   uint64_t offset = (slot % kMessageSlotsPerChunk) * slot_bytes_;
   size_t bytes = wire::encoded_size(message);
   if (bytes > slot_bytes_) return {StatusCode::kInvalidArgument, "control message too large"};
-  std::span<std::byte> view = memory_.host_view(chunk.buffer);
-  if (view.size() >= offset + slot_bytes_) {
-    Result<size_t> n = wire::encode(message, view.subspan(offset, slot_bytes_));
+  Buffer slot_buffer = chunk.buffer;  // the one slot the message is written into
+  slot_buffer.addr += offset;
+  slot_buffer.length = slot_bytes_;
+  std::span<std::byte> view =
+      chunk.buffer.contains(slot_buffer.addr, slot_buffer.length) ? memory_.host_view(slot_buffer)
+                                                                  : std::span<std::byte>();
+  if (view.size() >= slot_bytes_) {
+    Result<size_t> n = wire::encode(message, view);
     if (!n.is_ok()) return n.status();
     bytes = *n;
   }

@@ -1,0 +1,25 @@
+// Deliberate bugs of the collective broadcast, planted to show that its
+// invariants (and the model checker running them) catch them. Never set
+// outside tests and `tensorwire check --plant-bug`.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace tensorwire::collectives {
+
+enum class PlantedCollectiveBug : uint8_t {
+  kNone,
+  kMaxConsumerRead,      // a producer reuses ring bytes once ANY consumer read them
+  kFreeAtFirstConsumer,  // an IB buffer is freed when its first consumer finishes
+};
+
+inline constexpr PlantedCollectiveBug kPlantedCollectiveBugs[] = {
+    PlantedCollectiveBug::kMaxConsumerRead, PlantedCollectiveBug::kFreeAtFirstConsumer};
+
+// "max_consumer_read", "free_at_first_consumer", "none".
+const char* planted_collective_bug_name(PlantedCollectiveBug bug);
+// False when `name` names no collective bug ("none" is kNone).
+bool planted_collective_bug_from_name(std::string_view name, PlantedCollectiveBug& bug);
+
+}  // namespace tensorwire::collectives
