@@ -1,6 +1,7 @@
 #include "model/dpor_search.h"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_map>
 
 namespace tensorwire::model {
@@ -169,6 +170,7 @@ void DporSearch::analyse_races() {
   const size_t limit = std::min(steps_.size(), blocked_at_);
   for (size_t k = 0; k < limit; ++k) steps_[k].footprint |= steps_[k].own;
   const uint32_t width = objects_;
+  const uint64_t width_mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   std::vector<std::vector<uint32_t>> clock(limit, std::vector<uint32_t>(width, 0));
   std::vector<int64_t> last(width, -1);
   std::unordered_map<uint64_t, size_t> index;
@@ -179,20 +181,23 @@ void DporSearch::analyse_races() {
     const std::vector<uint32_t>& created = parent == index.end() ? zero : clock[parent->second];
     std::vector<uint32_t>& cj = clock[j];
     cj = created;
-    for (uint32_t r = 0; r < width; ++r) {
-      if ((sj.footprint & object_bit(r)) == 0 || last[r] < 0) continue;
+    const uint64_t used = sj.footprint & width_mask;
+    for (uint64_t rest = used; rest != 0; rest &= rest - 1) {
+      const uint32_t r = static_cast<uint32_t>(std::countr_zero(rest));
+      if (last[r] < 0) continue;
       const size_t i = static_cast<size_t>(last[r]);
-      bool ordered = false;  // i happens before j was scheduled, on any rank i touched
-      for (uint32_t q = 0; q < width && !ordered; ++q) {
-        ordered = (steps_[i].footprint & object_bit(q)) != 0 && clock[i][q] <= created[q];
+      bool ordered = false;  // i happens before j was scheduled, on any object i used
+      for (uint64_t bits = steps_[i].footprint & width_mask; bits != 0 && !ordered; bits &= bits - 1) {
+        const uint32_t q = static_cast<uint32_t>(std::countr_zero(bits));
+        ordered = clock[i][q] <= created[q];
       }
       if (!ordered && steps_[i].at_ns == sj.at_ns && steps_[i].node >= 0) {
         add_backtrack(static_cast<size_t>(steps_[i].node), j, i, clock);
       }
       for (uint32_t q = 0; q < width; ++q) cj[q] = std::max(cj[q], clock[i][q]);
     }
-    for (uint32_t r = 0; r < width; ++r) {
-      if ((sj.footprint & object_bit(r)) == 0) continue;
+    for (uint64_t rest = used; rest != 0; rest &= rest - 1) {
+      const uint32_t r = static_cast<uint32_t>(std::countr_zero(rest));
       cj[r] += 1;
       last[r] = static_cast<int64_t>(j);
     }

@@ -1,8 +1,10 @@
 #include "model/explorer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "backend_sim/sim_observer.h"
@@ -29,12 +31,13 @@ uint64_t mix(uint64_t h, uint64_t v) {
 // has run: each rank's history is hashed as it grows, with every event's kind,
 // its rank among the same rank's ready events of that kind (those are created
 // by the rank's own code in an order its history fixes: which of two ready
-// timers ran is told apart), and each completion's details. The NIC's own
-// work on a send queue (a transfer ending, the next request put on the wire)
-// goes into that queue's history instead, with what it read (the request and
-// its bytes): what the queue holds is what the rank posted less what the NIC
-// took, whichever order the two ran in, so two orders of a post and a
-// transfer ending that put the same bytes on the wire meet in one state. The
+// timers ran is told apart), and each completion's details. The NIC's side of
+// each send queue has a history of its own: the requests it put on the wire,
+// in order, with the bytes it read, wherever it took them (a post finding the
+// wire free, a transfer ending), and its own events as a sum. What a queue
+// holds is what the rank posted less what the NIC took, whichever order the
+// two ran in, so two orders of a post and a transfer ending that put the same
+// bytes on the wire meet in one state. The
 // fingerprint combines the histories, what is ready now, and the fault still
 // to come. Equal fingerprints are taken as equal states: that is the
 // abstraction the dfs strategy prunes with.
@@ -42,7 +45,8 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
  public:
   Fingerprinter(RecordingScheduler& inner, uint32_t ranks, std::vector<uint64_t>* out)
       : inner_(inner), ranks_(ranks), rank_hash_(ranks, 0),
-        queue_hash_(static_cast<size_t>(ranks) * ranks, 0), out_(out) {}
+        queue_started_(static_cast<size_t>(ranks) * ranks, 0),
+        queue_nic_work_(static_cast<size_t>(ranks) * ranks, 0), out_(out) {}
   // Invariant: a content write lands inside the destination of the
   // outstanding request its immediate names (not at a stale address after a
   // re-request, not in a freed proxy, not for a request that does not exist).
@@ -76,9 +80,18 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   }
   void on_request_started(RankId rank, RankId peer, uint64_t wr_id,
                           std::span<const std::byte> bytes) override {
-    uint64_t h = mix(mix(event_hash_, rank), mix(peer, wr_id));
-    for (std::byte b : bytes) h = mix(h, static_cast<uint64_t>(b));
-    event_hash_ = h;
+    if (rank >= ranks_ || peer >= ranks_) return;
+    uint64_t& started = queue_started_[static_cast<size_t>(rank) * ranks_ + peer];
+    uint64_t h = mix(mix(started, wr_id), bytes.size());
+    // Eight bytes per round.
+    size_t i = 0;
+    for (; i + 8 <= bytes.size(); i += 8) {
+      uint64_t word = 0;
+      std::memcpy(&word, bytes.data() + i, 8);
+      h = mix(h, word);
+    }
+    for (; i < bytes.size(); ++i) h = mix(h, static_cast<uint64_t>(bytes[i]));
+    started = h;
   }
   void used(const sim::SharedObject& object) override {
     inner_.used(object);
@@ -98,6 +111,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     if (e.rank >= ranks_) return;
     uint64_t h = 0;
     for (const char* k = e.kind; *k != 0; ++k) h = mix(h, static_cast<unsigned char>(*k));
+    kind_hash_ = h;
     event_hash_ = mix(h, 0x100 + chosen_ordinal_);
     event_rank_ = e.rank;
     chosen_ordinal_ = 0;
@@ -111,21 +125,26 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   void step_finished(uint64_t steps_done) {
     event_rank_ = -1;  // the event that ended the step goes with the step
     for (size_t r = 0; r < rank_hash_.size(); ++r) rank_hash_[r] = mix(steps_done, r);
-    for (size_t q = 0; q < queue_hash_.size(); ++q) queue_hash_[q] = mix(steps_done, 0x10000 + q);
+    for (size_t q = 0; q < queue_started_.size(); ++q) {
+      queue_started_[q] = mix(steps_done, 0x10000 + q);
+      queue_nic_work_[q] = 0;
+    }
   }
   size_t pick(std::span<const sim::ReadyEvent> ready) override {
     flush();
     if (out_ != nullptr) {
       uint64_t h = mix(0, inner_.fault_state());
       for (uint64_t r : rank_hash_) h = mix(h, r);
-      for (uint64_t q : queue_hash_) h = mix(h, q);
-      std::vector<std::pair<uint32_t, std::string>> kinds;
-      for (const auto& e : ready) kinds.emplace_back(e.rank, e.kind);
-      std::sort(kinds.begin(), kinds.end());
-      for (const auto& [rank, kind] : kinds) {
-        h = mix(h, rank);
-        for (char ch : kind) h = mix(h, static_cast<unsigned char>(ch));
+      for (uint64_t q : queue_started_) h = mix(h, q);
+      for (uint64_t q : queue_nic_work_) h = mix(h, q);
+      // What is ready, as a multiset of (rank, kind): order-free, so a sum.
+      uint64_t ready_sum = 0;
+      for (const auto& e : ready) {
+        uint64_t k = mix(0, e.rank);
+        for (const char* ch = e.kind; *ch != 0; ++ch) k = mix(k, static_cast<unsigned char>(*ch));
+        ready_sum += k;
       }
+      h = mix(h, ready_sum);
       out_->push_back(h);
     }
     const size_t chosen = inner_.pick(ready);
@@ -145,9 +164,12 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   // queue's it worked on, and that of any rank it changed directly.
   void flush() {
     if (event_rank_ >= 0) {
-      uint64_t& history = queue_ >= 0 ? queue_hash_[static_cast<size_t>(queue_)]
-                                      : rank_hash_[static_cast<size_t>(event_rank_)];
-      history = mix(history, event_hash_);
+      if (queue_ >= 0) {
+        queue_nic_work_[static_cast<size_t>(queue_)] += kind_hash_;
+      } else {
+        uint64_t& history = rank_hash_[static_cast<size_t>(event_rank_)];
+        history = mix(history, event_hash_);
+      }
       for (uint32_t r : also_ranks_) rank_hash_[r] = mix(rank_hash_[r], event_hash_);
     }
     event_rank_ = -1;
@@ -158,8 +180,14 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   RecordingScheduler& inner_;
   uint32_t ranks_;
   std::vector<uint64_t> rank_hash_;
-  std::vector<uint64_t> queue_hash_;  // [rank * ranks + peer]: the NIC's work on each send queue
-  uint64_t event_hash_ = 0;           // of the event running now
+  // Per send queue [rank * ranks + peer]: the requests the NIC put on the
+  // wire, in order, and the NIC's own events on it as a sum (their order
+  // among themselves is the wire's, their order against the rank's posts
+  // does not change what the queue holds).
+  std::vector<uint64_t> queue_started_;
+  std::vector<uint64_t> queue_nic_work_;
+  uint64_t kind_hash_ = 0;            // of the event running now: its kind
+  uint64_t event_hash_ = 0;           // its kind, its rank among its kind, what it saw
   int64_t event_rank_ = -1;           // its rank; -1: nothing to add
   int64_t queue_ = -1;                // the send queue it is NIC work on, if it is
   std::vector<uint32_t> also_ranks_;  // ranks it changed directly
@@ -376,7 +404,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
 CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgress on_progress) {
   const Scenario scenario = model_scenario(input);
   CheckReport report;
-  std::set<uint64_t> states;
+  std::unordered_set<uint64_t> states;
   std::vector<uint64_t> fingerprints;
   DporSearch dpor(scenario.cluster.nodes);  // dfs
   dpor.use_fingerprints(&fingerprints);
