@@ -53,6 +53,25 @@ Status get_device_list(DeviceList* list) {
   return {};
 }
 
+// Opens the device called `name`; the caller closes the context. The error
+// lists the devices there are when none has that name.
+Result<ibv_context*> open_named_device(std::string_view name) {
+  DeviceList list;
+  if (Status st = get_device_list(&list); !st.is_ok()) return st;
+  std::vector<std::string> names;
+  for (int i = 0; i < list.count; ++i) {
+    names.emplace_back(ibv_get_device_name(list.devices[i]));
+    if (names.back() != name) continue;
+    ibv_context* context = ibv_open_device(list.devices[i]);
+    if (context == nullptr) {
+      return call_failed(StatusCode::kUnavailable, "ibv_open_device(" + names.back() + ")", errno);
+    }
+    return context;
+  }
+  return Status(StatusCode::kUnavailable, "no RDMA device named '" + std::string(name) +
+                                              "' (devices here: " + joined(names) + ")");
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> VerbsDevice::device_names() {
@@ -64,23 +83,12 @@ Result<std::vector<std::string>> VerbsDevice::device_names() {
 }
 
 Status VerbsDevice::check_openable(std::string_view name) {
-  DeviceList list;
-  if (Status st = get_device_list(&list); !st.is_ok()) return st;
-  std::vector<std::string> names;
-  for (int i = 0; i < list.count; ++i) {
-    names.emplace_back(ibv_get_device_name(list.devices[i]));
-    if (names.back() != name) continue;
-    ibv_context* context = ibv_open_device(list.devices[i]);
-    if (context == nullptr) {
-      return call_failed(StatusCode::kUnavailable, "ibv_open_device(" + names.back() + ")", errno);
-    }
-    if (const int rc = ibv_close_device(context); rc != 0) {
-      return call_failed("ibv_close_device(" + names.back() + ")", errno);
-    }
-    return {};
+  Result<ibv_context*> context = open_named_device(name);
+  if (!context) return context.status();
+  if (const int rc = ibv_close_device(*context); rc != 0) {
+    return call_failed("ibv_close_device(" + std::string(name) + ")", errno);
   }
-  return Status(StatusCode::kUnavailable, "no RDMA device named '" + std::string(name) +
-                                              "' (devices here: " + joined(names) + ")");
+  return {};
 }
 
 Result<std::unique_ptr<VerbsDevice>> VerbsDevice::attach(ibv_context* context,
@@ -96,25 +104,14 @@ Result<std::unique_ptr<VerbsDevice>> VerbsDevice::attach(ibv_context* context,
 
 Result<std::unique_ptr<VerbsDevice>> VerbsDevice::open(std::string_view name,
                                                        const VerbsDeviceOptions& options) {
-  DeviceList list;
-  if (Status st = get_device_list(&list); !st.is_ok()) return st;
-  std::vector<std::string> names;
-  for (int i = 0; i < list.count; ++i) {
-    names.emplace_back(ibv_get_device_name(list.devices[i]));
-    if (names.back() != name) continue;
-    ibv_context* context = ibv_open_device(list.devices[i]);
-    if (context == nullptr) {
-      return call_failed(StatusCode::kUnavailable, "ibv_open_device(" + names.back() + ")", errno);
-    }
-    std::unique_ptr<VerbsDevice> device(new VerbsDevice());
-    device->name_ = names.back();
-    device->context_ = context;  // closed by the destructor from here on
-    device->owns_context_ = true;
-    if (Status st = device->create_resources(context, options); !st.is_ok()) return st;
-    return device;
-  }
-  return Status(StatusCode::kUnavailable, "no RDMA device named '" + std::string(name) +
-                                              "' (devices here: " + joined(names) + ")");
+  Result<ibv_context*> context = open_named_device(name);
+  if (!context) return context.status();
+  std::unique_ptr<VerbsDevice> device(new VerbsDevice());
+  device->name_ = std::string(name);
+  device->context_ = *context;  // closed by the destructor from here on
+  device->owns_context_ = true;
+  if (Status st = device->create_resources(*context, options); !st.is_ok()) return st;
+  return device;
 }
 
 Status VerbsDevice::create_resources(ibv_context* context, const VerbsDeviceOptions& options) {
