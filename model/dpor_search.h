@@ -74,7 +74,16 @@ class DporSearch final : public ChoiceStrategy {
   // an equal fingerprint means the same events ran on every rank in the same
   // order, so the two prefixes are equivalent; where histories restart at a
   // step boundary, it is the explorer's state abstraction.
-  void use_fingerprints(const std::vector<uint64_t>* fingerprints) { fingerprints_ = fingerprints; }
+  //
+  // With `exact`, a seen state is cut only at the first choice point of a
+  // simulated instant, which loses no order the reduction alone would explore
+  // (and cuts far less). Without it, anywhere: much faster, but the races
+  // between the current prefix and the cut tail go unexamined, which can lose
+  // orders (the classic gap between stateless DPOR and a state cache).
+  void use_fingerprints(const std::vector<uint64_t>* fingerprints, bool exact = false) {
+    fingerprints_ = fingerprints;
+    exact_ = exact;
+  }
   uint64_t cached_executions() const { return cached_; }
 
  private:
@@ -118,6 +127,7 @@ class DporSearch final : public ChoiceStrategy {
   bool pending_fault_ = false;
   size_t blocked_at_ = SIZE_MAX;  // steps_ index where a cached state was reached
   const std::vector<uint64_t>* fingerprints_ = nullptr;
+  bool exact_ = false;
   std::unordered_set<uint64_t> seen_;
   uint64_t cached_ = 0;
 };

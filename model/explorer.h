@@ -62,6 +62,9 @@ struct CheckOptions {
   uint64_t seed = 1;        // the scenario's seed for content; strategies derive theirs
   uint32_t pct_depth = 3;
   std::vector<FaultKind> faults;  // explore one injected fault (of these kinds) per execution
+  // dfs: cut at a state seen before only where that loses no order (see
+  // DporSearch::use_fingerprints); slower.
+  bool exact = false;
 };
 
 struct CheckReport {

@@ -25,6 +25,7 @@ struct CheckArgs {
   std::string out_prefix = "tensorwire-check";
   std::string plant_bug = "none";  // tf_verbs::PlantedBug by name: the bug zoo
   std::string faults = "none";     // "qp_error": one injected QP error per execution
+  bool exact = false;              // dfs: cut at seen states only where no order is lost
 };
 
 CLI::App* add_check_command(CLI::App& app, CheckArgs& args);

@@ -372,6 +372,9 @@ TEST_F(TensorwireCli, CheckReportsALivenessViolationAsExitThree) {
   EXPECT_TRUE(contains(r.out, "liveness violation")) << r.out;
 }
 
+const std::string kModelBroadcast =
+    std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_broadcast.toml";
+
 TEST_F(TensorwireCli, CheckWithBadInputIsExitTwo) {
   std::ofstream(path("c.toml")) << kCheckScenario;
   std::ofstream(path("bad.schedule")) << "not a schedule\n";
@@ -388,8 +391,13 @@ TEST_F(TensorwireCli, CheckWithBadInputIsExitTwo) {
   EXPECT_TRUE(contains(wrong_kind.err, "is a bug of the broadcast")) << wrong_kind.err;
 }
 
-const std::string kModelBroadcast =
-    std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_broadcast.toml";
+TEST_F(TensorwireCli, CheckExactSaysEveryOrderWithoutTheAbstraction) {
+  const CliRun r = run("check " + quoted(kModelBroadcast) +
+                       " --strategy dfs --exact --max-schedules 100000");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, " --exact\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "(every order explored)\n")) << r.out;
+}
 
 TEST_F(TensorwireCli, CheckExploresABroadcastWithItsOwnInvariants) {
   const CliRun clean = run("check " + quoted(kModelBroadcast) + " --strategy dfs --max-schedules 100000");
