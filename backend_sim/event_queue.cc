@@ -1,5 +1,7 @@
 #include "backend_sim/event_queue.h"
 
+#include "core/state_digest.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -8,7 +10,7 @@ namespace tensorwire::sim {
 EventQueue::EventQueue() = default;
 EventQueue::~EventQueue() = default;
 
-EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind,
+EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what,
                                 std::function<void()> fn) {
   if (at_ns < now_ns_) at_ns = now_ns_;  // the past is not schedulable
   uint32_t slot;
@@ -25,6 +27,7 @@ EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind,
   s.sequence = sequence;
   s.rank = rank;
   s.kind = kind;
+  s.what = what;
   s.parent = running_sequence_;
   heap_.push_back({at_ns, sequence, slot});
   std::push_heap(heap_.begin(), heap_.end(), later);
@@ -135,6 +138,18 @@ bool EventQueue::next_time(TimeNs& at_ns) {
 
 void EventQueue::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
   scheduler_ = std::move(scheduler);
+}
+
+uint64_t EventQueue::pending_digest() const {
+  uint64_t sum = 0;
+  for (const HeapEntry& e : heap_) {
+    const Slot& slot = slots_[e.slot];
+    if (slot.sequence != e.sequence) continue;  // cancelled
+    StateDigest d;
+    d.add(slot.rank).add(std::string_view(slot.kind)).add(slot.what).add(static_cast<uint64_t>(e.at_ns - now_ns_));
+    sum += d.value();
+  }
+  return sum;
 }
 
 }  // namespace tensorwire::sim

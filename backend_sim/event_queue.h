@@ -26,11 +26,22 @@ class EventQueue {
   ~EventQueue();
 
   TimeNs now_ns() const { return now_ns_; }
-  // `rank` and `kind` are what a Scheduler sees.
-  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, std::function<void()> fn);
+  // `rank` and `kind` are what a Scheduler sees. `what` says what this event
+  // of its kind will act on (a queue pair and work request, a copy's
+  // buffers), for pending_digest(): two pending events of one kind that act
+  // on different things must differ there.
+  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what,
+                      std::function<void()> fn);
+  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, std::function<void()> fn) {
+    return schedule_at(at_ns, rank, kind, 0, std::move(fn));
+  }
+  EventId schedule_after(TimeNs delay_ns, uint32_t rank, const char* kind, uint64_t what,
+                         std::function<void()> fn) {
+    return schedule_at(now_ns_ + (delay_ns > 0 ? delay_ns : 0), rank, kind, what, std::move(fn));
+  }
   EventId schedule_after(TimeNs delay_ns, uint32_t rank, const char* kind,
                          std::function<void()> fn) {
-    return schedule_at(now_ns_ + (delay_ns > 0 ? delay_ns : 0), rank, kind, std::move(fn));
+    return schedule_after(delay_ns, rank, kind, 0, std::move(fn));
   }
   // What the running event shares with others (see Scheduler::used); no-op
   // without a scheduler that wants to know.
@@ -56,6 +67,11 @@ class EventQueue {
   }
   bool empty() const { return live_ == 0; }
   uint64_t processed() const { return processed_; }
+  // What is pending, as a multiset of (rank, kind, what, due in how long):
+  // for model checkers' state caches. Sequence numbers, which count history,
+  // are left out; so is the closure, whose effect the kind, `what` and the
+  // state it will read decide.
+  uint64_t pending_digest() const;
 
   void set_scheduler(std::unique_ptr<Scheduler> scheduler);
 
@@ -70,6 +86,7 @@ class EventQueue {
     uint64_t sequence = 0;  // 0 when free or cancelled
     uint32_t rank = 0;
     const char* kind = "";
+    uint64_t what = 0;
     uint64_t parent = 0;  // the sequence of the event that was running when it was scheduled
   };
   static bool later(const HeapEntry& a, const HeapEntry& b) {

@@ -73,7 +73,7 @@ void FairSharePorts::update(FlowId id) {
   }
   context_.events.cancel(f.finish);
   f.finish = context_.events.schedule_at(now + transfer_time_ns(f.remaining_bytes, rate), f.src,
-                                         "transfer", [this, id] { finish(id); });
+                                         "transfer", f.dst, [this, id] { finish(id); });
 }
 
 void FairSharePorts::recompute(uint32_t src, uint32_t dst) {

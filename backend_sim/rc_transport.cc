@@ -1,11 +1,24 @@
 #include "backend_sim/rc_transport.h"
 
+#include "core/state_digest.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
 
 namespace tensorwire::sim {
+namespace {
+
+// What a pending event acts on, for EventQueue::pending_digest.
+template <typename... Values>
+uint64_t event_what(Values... values) {
+  StateDigest d;
+  (d.add(static_cast<uint64_t>(values)), ...);
+  return d.value();
+}
+
+}  // namespace
 namespace {
 
 const char* opcode_name(WorkOpcode op) {
@@ -85,7 +98,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   context_.events.use(SharedObject::cpu(rank));
   const TimeNs ready = context_.cpu_ready_ns(rank);
   if (ready > context_.now()) {
-    qp.pump_event = context_.events.schedule_at(ready, rank, "post", [this, rank, peer] {
+    qp.pump_event = context_.events.schedule_at(ready, rank, "post", peer, [this, rank, peer] {
       context_.events.nic_work_on_send_queue(rank, peer);
       pump(rank, peer);
     });
@@ -158,7 +171,7 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
                            opcode_name(it->second.opcode), started_ns + latency, duration, detail);
     }
   }
-  context_.events.schedule_after(latency, peer, "arrival", [this, rank, peer, seq] {
+  context_.events.schedule_after(latency, peer, "arrival", event_what(rank, peer, seq), [this, rank, peer, seq] {
     QueuePair& in = qps_[peer][rank];
     for (Arrival& a : in.arrivals) {
       if (a.seq == seq) {
@@ -176,7 +189,8 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
   qp.wire_busy = true;
   const TimeNs latency = context_.cluster.nic_latency_ns;
   // The read request crosses the wire; the responder checks the rkey and sends the data back.
-  context_.events.schedule_after(latency, peer, "arrival", [this, rank, peer, seq, wr, latency] {
+  context_.events.schedule_after(latency, peer, "arrival", event_what(rank, peer, seq),
+                                 [this, rank, peer, seq, wr, latency] {
     if (qps_[rank][peer].outstanding.count(seq) == 0) return;  // flushed meanwhile
     if (qps_[peer][rank].state == QpState::kError || context_.crashed[peer]) {
       complete_send(rank, peer, seq, context_.now() + latency, CompletionStatus::kRetryExceeded, 0);
@@ -215,7 +229,8 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
                                  std::to_string(wr.local.length) + " bytes");
           }
           context_.events.schedule_after(
-              latency, rank, "arrival", [this, rank, peer, seq, wr, data = std::move(data)] {
+              latency, rank, "arrival", event_what(rank, peer, seq),
+              [this, rank, peer, seq, wr, data = std::move(data)] {
                 QueuePair& q = qps_[rank][peer];
                 if (q.outstanding.count(seq) == 0) return;
                 q.wire_busy = false;
@@ -262,7 +277,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
       }
       in.arrivals.push_front(std::move(a));
       in.rnr_waiting = true;
-      context_.events.schedule_after(context_.cluster.rnr_delay_ns, sender, "rnr retry",
+      context_.events.schedule_after(context_.cluster.rnr_delay_ns, sender, "rnr retry", receiver,
                                      [this, receiver, sender] {
                                        // Runs as the sender's, acts on the receiver.
                                        context_.events.touch(receiver);
@@ -351,7 +366,8 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
   QueuePair& qp = qps_[rank][peer];
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
   qp.last_completion_ns = at;
-  context_.events.schedule_at(at, rank, "completion", [this, rank, peer, seq, status, byte_len] {
+  const uint64_t what = event_what(peer, static_cast<uint64_t>(status), byte_len, seq);
+  context_.events.schedule_at(at, rank, "completion", what, [this, rank, peer, seq, status, byte_len] {
     QueuePair& q = qps_[rank][peer];
     auto it = q.outstanding.find(seq);
     if (it == q.outstanding.end()) return;  // flushed when the QP broke
@@ -379,7 +395,10 @@ void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion co
   // reorders same-time events cannot reorder a QP's completions.
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
   qp.last_completion_ns = at;
-  context_.events.schedule_at(at, rank, "completion",
+  const uint64_t what = event_what(completion.wr_id, peer, static_cast<uint64_t>(completion.opcode),
+                                   static_cast<uint64_t>(completion.status), completion.byte_len,
+                                   completion.imm_data);
+  context_.events.schedule_at(at, rank, "completion", what,
                               [this, rank, completion] { hand_over(rank, completion); });
 }
 
@@ -450,6 +469,33 @@ void RcTransport::crash(uint32_t rank) {
     if (p == rank) continue;
     enter_error(rank, p, CompletionStatus::kWorkRequestFlushed);
     enter_error(p, rank, CompletionStatus::kRetryExceeded);
+  }
+}
+
+void RcTransport::digest(StateDigest& d) const {
+  auto add_request = [&d](const SendWorkRequest& wr) {
+    d.add(wr.wr_id).add(static_cast<uint64_t>(wr.opcode)).add(wr.local.addr).add(wr.local.length);
+    d.add(wr.local.lkey).add(wr.remote_addr).add(wr.rkey).add(wr.imm_data);
+  };
+  for (const auto& row : qps_) {
+    for (const QueuePair& qp : row) {
+      d.add(static_cast<uint64_t>(qp.state)).add(qp.wire_busy ? 1 : 0).add(qp.rnr_waiting ? 1 : 0);
+      d.add(qp.outstanding.size());
+      for (const auto& [seq, wr] : qp.outstanding) {
+        d.add(seq);
+        add_request(wr);
+      }
+      d.add(qp.send_queue.size());
+      for (uint64_t seq : qp.send_queue) d.add(seq);
+      d.add(qp.recvs.size());
+      for (const RecvWorkRequest& r : qp.recvs) d.add(r.wr_id).add(r.local.addr).add(r.local.length).add(r.local.lkey);
+      d.add(qp.arrivals.size());
+      for (const Arrival& a : qp.arrivals) {
+        d.add(a.seq).add(a.arrived ? 1 : 0).add(a.rnr_tries);
+        add_request(a.wr);
+        d.add(std::string_view(reinterpret_cast<const char*>(a.payload.data()), a.payload.size()));
+      }
+    }
   }
 }
 

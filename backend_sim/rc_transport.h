@@ -21,6 +21,7 @@
 #include "backend_sim/sim_context.h"
 #include "backend_sim/sim_memory.h"
 #include "core/nic.h"
+#include "core/state_digest.h"
 
 namespace tensorwire::sim {
 
@@ -37,6 +38,8 @@ class RcTransport {
   // Faults.
   void break_pair(uint32_t a, uint32_t b);
   void crash(uint32_t rank);
+  // Every queue pair's state, queues and arrivals: for model checkers.
+  void digest(StateDigest& d) const;
 
  private:
   // A message on its way from `rank` to `peer`, queued at the receiving end in

@@ -60,7 +60,7 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   Buffer buffer{next_addr_[region], bytes, kind, device};
   next_addr_[region] += size;
   context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
-  Allocation a{buffer, {}};
+  Allocation a{buffer, {}, 0, {}, {}, {}};
   if (context_.options.payload) {
     a.bytes.resize(bytes);
     payload_bytes_ += bytes;
@@ -103,7 +103,25 @@ bool SimMemorySpace::materialize(Allocation& a) {
   if (a.buffer.length > kTimingOnlyBytesMax) return false;
   a.bytes.resize(a.buffer.length);
   payload_bytes_ += a.buffer.length;
+  mark_written(a, 0, a.buffer.length);
   return true;
+}
+
+void SimMemorySpace::mark_written(const Allocation& a, uint64_t offset, uint64_t length) {
+  const size_t blocks = (a.bytes.size() + kDigestBlockBytes - 1) / kDigestBlockBytes;
+  if (a.block_terms.size() != blocks) {  // bytes appeared, all zero: every term is 0
+    a.content_sum = 0;
+    a.block_terms.assign(blocks, 0);
+    a.block_stale.assign(blocks, 0);
+    a.stale_blocks.clear();
+  }
+  if (length == 0 || offset >= a.bytes.size()) return;
+  const uint64_t last = std::min<uint64_t>(offset + length, a.bytes.size()) - 1;
+  for (uint64_t b = offset / kDigestBlockBytes; b <= last / kDigestBlockBytes; ++b) {
+    if (a.block_stale[b] != 0) continue;
+    a.block_stale[b] = 1;
+    a.stale_blocks.push_back(static_cast<uint32_t>(b));
+  }
 }
 
 std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bool for_write) {
@@ -114,6 +132,7 @@ std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bo
   Allocation& a = it->second;
   if (!a.buffer.contains(addr, length)) return {};
   if (a.bytes.size() != a.buffer.length && !(for_write && materialize(a))) return {};
+  if (for_write) mark_written(a, addr - a.buffer.addr, length);
   return std::span<std::byte>(a.bytes).subspan(addr - a.buffer.addr, length);
 }
 
@@ -122,6 +141,7 @@ std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {
   context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   Allocation* a = find_allocation(buffer);
   if (a == nullptr || !materialize(*a)) return {};
+  mark_written(*a, buffer.addr - a->buffer.addr, buffer.length);  // the caller may write
   return std::span<std::byte>(a->bytes).subspan(buffer.addr - a->buffer.addr, buffer.length);
 }
 
@@ -154,6 +174,7 @@ Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Bu
   Allocation* d = find_allocation(dst);
   Allocation* s = find_allocation(src);
   if (bytes > 0 && !d->bytes.empty() && !s->bytes.empty()) {
+    mark_written(*d, (dst.addr - d->buffer.addr) + dst_offset, bytes);
     std::memmove(d->bytes.data() + (dst.addr - d->buffer.addr) + dst_offset,
                  s->bytes.data() + (src.addr - s->buffer.addr) + src_offset, bytes);
   }
@@ -172,6 +193,7 @@ Status SimMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
   if (Status st = check_range(buffer, offset, data.size(), "write_bytes"); !st.is_ok()) return st;
   Allocation* a = find_allocation(buffer);
   if (!data.empty() && materialize(*a)) {
+    mark_written(*a, (buffer.addr - a->buffer.addr) + offset, data.size());
     std::memcpy(a->bytes.data() + (buffer.addr - a->buffer.addr) + offset, data.data(),
                 data.size());
   }
@@ -190,6 +212,31 @@ Status SimMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
     std::memcpy(out.data(), a->bytes.data() + (buffer.addr - a->buffer.addr) + offset, out.size());
   }
   return {};
+}
+
+void SimMemorySpace::digest(StateDigest& d) const {
+  d.add(allocations_.size());
+  for (const auto& [addr, a] : allocations_) {
+    d.add(addr).add(a.buffer.length).add(a.bytes.size());
+    mark_written(a, 0, 0);  // sizes the block tables
+    for (uint32_t b : a.stale_blocks) {
+      const uint64_t offset = uint64_t{b} * kDigestBlockBytes;
+      const uint64_t length = std::min<uint64_t>(kDigestBlockBytes, a.bytes.size() - offset);
+      const std::span<const std::byte> content(a.bytes.data() + offset, length);
+      uint64_t term = 0;  // an all-zero block, as allocated
+      if (std::any_of(content.begin(), content.end(), [](std::byte x) { return x != std::byte{0}; })) {
+        StateDigest block;
+        block.add(b).add(std::string_view(reinterpret_cast<const char*>(content.data()), length));
+        term = block.value();
+      }
+      a.content_sum += term - a.block_terms[b];
+      a.block_terms[b] = term;
+      a.block_stale[b] = 0;
+    }
+    a.stale_blocks.clear();
+    d.add(a.content_sum);
+  }
+  for (uint64_t next : next_addr_) d.add(next);
 }
 
 }  // namespace tensorwire::sim

@@ -13,6 +13,7 @@
 
 #include "backend_sim/sim_context.h"
 #include "core/memory.h"
+#include "core/state_digest.h"
 
 namespace tensorwire::sim {
 
@@ -38,6 +39,8 @@ class SimMemorySpace final : public MemorySpace {
   std::span<std::byte> bytes_at(uint64_t addr, uint64_t length, bool for_write = false);
 
   uint64_t live_allocations() const { return allocations_.size(); }
+  // Every allocation and its bytes: for model checkers' state caches.
+  void digest(StateDigest& d) const;
   uint64_t payload_bytes_held() const { return payload_bytes_; }
 
   // Cap on bytes held in payload mode, so that a scenario too large for
@@ -49,10 +52,23 @@ class SimMemorySpace final : public MemorySpace {
   static constexpr uint64_t kTimingOnlyBytesMax = 8ull << 20;
 
  private:
+  // Content hashes for digest(), kept per block of kDigestBlockBytes as a
+  // sum over the blocks (so one block's change updates it in O(1)), and
+  // recomputed only for the blocks written since: a state is digested at
+  // every choice point dfs expands, and most events write a few bytes of one
+  // buffer (a control message into its ring slot).
+  static constexpr uint64_t kDigestBlockBytes = 256;
   struct Allocation {
     Buffer buffer;
     std::vector<std::byte> bytes;  // empty in timing-only mode
+    mutable uint64_t content_sum = 0;                // sum of block_terms
+    mutable std::vector<uint64_t> block_terms;       // per block: its index and content, hashed (0: all zero)
+    mutable std::vector<uint8_t> block_stale;        // per block
+    mutable std::vector<uint32_t> stale_blocks;      // the blocks with block_stale set
   };
+  // Bytes [offset, offset + length) of `a` may change: their blocks are
+  // hashed again at the next digest.
+  static void mark_written(const Allocation& a, uint64_t offset, uint64_t length);
   Status check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
                      const char* what) const;
   Allocation* find_allocation(const Buffer& buffer);

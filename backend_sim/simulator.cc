@@ -1,5 +1,7 @@
 #include "backend_sim/simulator.h"
 
+#include <algorithm>
+
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -119,6 +121,17 @@ SimStats Simulator::total_stats() const {
 void Simulator::crash_rank(RankId r) { impl_->transport->crash(r); }
 void Simulator::fail_next_registration(RankId r) {
   if (r < impl_->context.failing_registrations.size()) ++impl_->context.failing_registrations[r];
+}
+uint64_t Simulator::state_digest() const {
+  const SimContext& c = impl_->context;
+  StateDigest d;
+  d.add(c.events.pending_digest());
+  impl_->transport->digest(d);
+  for (const auto& memory : impl_->memories) memory->digest(d);
+  for (TimeNs free_ns : c.cpu_free_ns) d.add(static_cast<uint64_t>(std::max<TimeNs>(free_ns - c.events.now_ns(), 0)));
+  for (uint32_t failing : c.failing_registrations) d.add(failing);
+  for (bool dead : c.crashed) d.add(dead ? 1 : 0);
+  return d.value();
 }
 void Simulator::break_queue_pair(RankId a, RankId b) {
   if (a == b || a >= world_size() || b >= world_size()) return;

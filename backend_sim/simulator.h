@@ -47,6 +47,11 @@ class Simulator {
   void break_queue_pair(RankId a, RankId b);  // both ends to error, work flushed
   void fail_next_registration(RankId r);      // rank r's next register_memory fails
 
+  // A hash of the simulated hardware's state (queue pairs, memory, CPU
+  // timelines, what is pending and when), the same whatever order of events
+  // led to it: for model checkers' state caches.
+  uint64_t state_digest() const;
+
   void set_scheduler(std::unique_ptr<Scheduler> scheduler);
   void set_observer(SimObserver* observer);  // not owned; nullptr to clear
 

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <unordered_set>
@@ -67,23 +68,23 @@ class DporSearch final : public ChoiceStrategy {
   // deterministic for any of this to hold).
   bool next_execution();
 
-  // State caching on top: `fingerprints` is where the explorer appends the
-  // fingerprint of each choice point's state as it is reached. A new choice
-  // point whose state was reached before is not expanded again: the rest of
-  // the execution runs out unrecorded. With per-rank histories as the state,
-  // an equal fingerprint means the same events ran on every rank in the same
-  // order, so the two prefixes are equivalent; where histories restart at a
-  // step boundary, it is the explorer's state abstraction.
+  // State caching on top: at each new choice point the search asks
+  // `fingerprint` (set for each execution by whoever runs it) for the state
+  // there; a choice point whose state was reached before is not expanded
+  // again: the rest of the execution runs out unrecorded. Equal fingerprints
+  // are taken as equal states (the explorer's state abstraction).
   //
   // With `exact`, a seen state is cut only at the first choice point of a
   // simulated instant, which loses no order the reduction alone would explore
   // (and cuts far less). Without it, anywhere: much faster, but the races
   // between the current prefix and the cut tail go unexamined, which can lose
   // orders (the classic gap between stateless DPOR and a state cache).
-  void use_fingerprints(const std::vector<uint64_t>* fingerprints, bool exact = false) {
-    fingerprints_ = fingerprints;
+  void cache_states(bool exact = false) {
+    caching_ = true;
     exact_ = exact;
   }
+  void set_fingerprint(std::function<uint64_t()> fingerprint) { fingerprint_ = std::move(fingerprint); }
+  uint64_t distinct_states() const { return seen_.size(); }
   uint64_t cached_executions() const { return cached_; }
 
  private:
@@ -126,7 +127,8 @@ class DporSearch final : public ChoiceStrategy {
   int64_t pending_node_ = -1;     // the choice point whose event runs next
   bool pending_fault_ = false;
   size_t blocked_at_ = SIZE_MAX;  // steps_ index where a cached state was reached
-  const std::vector<uint64_t>* fingerprints_ = nullptr;
+  bool caching_ = false;
+  std::function<uint64_t()> fingerprint_;
   bool exact_ = false;
   std::unordered_set<uint64_t> seen_;
   uint64_t cached_ = 0;

@@ -9,6 +9,7 @@
 
 #include "backend_sim/sim_observer.h"
 #include "core/splitmix64.h"
+#include "core/state_digest.h"
 #include "model/dpor_search.h"
 #include "backend_sim/simulator.h"
 #include "runner/broadcast_run.h"
@@ -26,7 +27,17 @@ uint64_t mix(uint64_t h, uint64_t v) {
   return splitmix64(state);
 }
 
-// A fingerprint of the cluster's state at a choice point. A rank is a
+// A fingerprint of the cluster's state at a choice point, two ways.
+//
+// Tensor workloads: the state itself, digested field by field (every rank's
+// RdmaRendezvous with its tables, cache, pool and channels; the simulated
+// hardware's queue pairs, memory bytes, CPU timelines and pending events with
+// what each acts on; the workload driver's progress) plus the fault still to
+// come. Equal states give equal digests however they were reached, so two
+// orders of commuting completions for different tensors meet, before and
+// after a fault alike.
+//
+// Broadcasts (which have no digest yet): histories. A rank is a
 // deterministic state machine, so its state is a function of the events it
 // has run: each rank's history is hashed as it grows, with every event's kind,
 // its rank among the same rank's ready events of that kind (those are created
@@ -37,9 +48,10 @@ uint64_t mix(uint64_t h, uint64_t v) {
 // wire free, a transfer ending), and its own events as a sum. What a queue
 // holds is what the rank posted less what the NIC took, whichever order the
 // two ran in, so two orders of a post and a transfer ending that put the same
-// bytes on the wire meet in one state. The
-// fingerprint combines the histories, what is ready now, and the fault still
-// to come. Equal fingerprints are taken as equal states: that is the
+// bytes on the wire meet in one state. That fingerprint combines the
+// histories, what is ready now, and the fault still to come.
+//
+// Either way, equal fingerprints are taken as equal states: that is the
 // abstraction the dfs strategy prunes with.
 class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
  public:
@@ -117,43 +129,18 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     chosen_ordinal_ = 0;
   }
   bool wants_every_event() const override { return inner_.wants_every_event(); }
-  // A step boundary: every Recv of the step has completed, and the protocol's
-  // state no longer depends on the order the step ran in (its caches hold the
-  // same meta-data, its pools the same buffers). Histories restart there, so
-  // the orders of step 1 and of step 2 are explored side by side rather than
-  // multiplied.
-  //
-  // Not once a fault has struck: what a fault broke (a channel closed, a
-  // queue pair in error) outlives the step, and how far the protocol had got
-  // when it struck decides how the next step fails (tests/model's state
-  // cache test found a lost outcome when histories restarted then).
-  void step_finished(uint64_t steps_done) {
-    if (inner_.fault_injected()) return;
-    event_rank_ = -1;  // the event that ended the step goes with the step
-    for (size_t r = 0; r < rank_hash_.size(); ++r) rank_hash_[r] = mix(steps_done, r);
-    for (size_t q = 0; q < queue_started_.size(); ++q) {
-      queue_started_[q] = mix(steps_done, 0x10000 + q);
-      queue_nic_work_[q] = 0;
-    }
+  void set_workload(const sim::Simulator& simulator, const WorkloadDriver& driver) {
+    simulator_ = &simulator;
+    driver_ = &driver;
   }
   size_t pick(std::span<const sim::ReadyEvent> ready) override {
     flush();
-    if (out_ != nullptr) {
-      uint64_t h = mix(0, inner_.fault_state());
-      for (uint64_t r : rank_hash_) h = mix(h, r);
-      for (uint64_t q : queue_started_) h = mix(h, q);
-      for (uint64_t q : queue_nic_work_) h = mix(h, q);
-      // What is ready, as a multiset of (rank, kind): order-free, so a sum.
-      uint64_t ready_sum = 0;
-      for (const auto& e : ready) {
-        uint64_t k = mix(0, e.rank);
-        for (const char* ch = e.kind; *ch != 0; ++ch) k = mix(k, static_cast<unsigned char>(*ch));
-        ready_sum += k;
-      }
-      h = mix(h, ready_sum);
-      out_->push_back(h);
-    }
+    ready_ = ready;
+    // Random walks and PCT only count distinct states: histories are cheap
+    // enough to take at every choice point, digests are not.
+    if (out_ != nullptr) out_->push_back(history_fingerprint());
     const size_t chosen = inner_.pick(ready);
+    ready_ = {};
     // Its rank among the ready events of the same rank and kind (ready is in
     // sequence order, which is the order that rank's code created them in).
     chosen_ordinal_ = 0;
@@ -163,6 +150,30 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
       }
     }
     return chosen;
+  }
+
+  // The state at the choice point being decided (valid inside pick, where
+  // a strategy asks for it).
+  uint64_t fingerprint() const {
+    if (simulator_ == nullptr || driver_ == nullptr) return history_fingerprint();
+    StateDigest d;
+    d.add(inner_.fault_state()).add(simulator_->state_digest()).add(driver_->state_digest());
+    for (const tf_verbs::RdmaRendezvous* p : protocols_) d.add(p->state_digest());
+    return d.value();
+  }
+  uint64_t history_fingerprint() const {
+    uint64_t h = mix(0, inner_.fault_state());
+    for (uint64_t r : rank_hash_) h = mix(h, r);
+    for (uint64_t q : queue_started_) h = mix(h, q);
+    for (uint64_t q : queue_nic_work_) h = mix(h, q);
+    // What is ready, as a multiset of (rank, kind): order-free, so a sum.
+    uint64_t ready_sum = 0;
+    for (const auto& e : ready_) {
+      uint64_t k = mix(0, e.rank);
+      for (const char* ch = e.kind; *ch != 0; ++ch) k = mix(k, static_cast<unsigned char>(*ch));
+      ready_sum += k;
+    }
+    return mix(h, ready_sum);
   }
 
  private:
@@ -199,6 +210,9 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   std::vector<uint32_t> also_ranks_;  // ranks it changed directly
   std::vector<uint64_t>* out_;
   std::vector<tf_verbs::RdmaRendezvous*> protocols_;
+  std::span<const sim::ReadyEvent> ready_;     // inside pick
+  const sim::Simulator* simulator_ = nullptr;  // tensor workloads only
+  const WorkloadDriver* driver_ = nullptr;
   std::vector<std::string> violations_;
   uint64_t chosen_ordinal_ = 0;
 };
@@ -303,6 +317,14 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   options.on_started = [&fingerprinter](const std::vector<tf_verbs::RdmaRendezvous*>& p) {
     fingerprinter.set_protocols(p);
   };
+  options.on_workload_started = [&fingerprinter](const sim::Simulator& simulator,
+                                                  const WorkloadDriver& driver) {
+    fingerprinter.set_workload(simulator, driver);
+  };
+  // dfs asks for the fingerprint only at the choice points it expands (not
+  // along the prefix it replays): digesting the state is the costly part.
+  auto* dpor = dynamic_cast<DporSearch*>(&strategy);
+  if (dpor != nullptr) dpor->set_fingerprint([&fingerprinter] { return fingerprinter.fingerprint(); });
   std::optional<InjectedFault> applied;
   TimeNs applied_ns = 0;
   if (faults.enabled()) {
@@ -338,9 +360,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
     run_problems = std::move(report.problems);
     e.events = report.events_processed;
   } else {
-    SimulationReport report = run_simulation(
-        scenario, options, trace,
-        [&fingerprinter](size_t steps_done, size_t) { fingerprinter.step_finished(steps_done); });
+    SimulationReport report = run_simulation(scenario, options, trace);
     run_problems = std::move(report.problems);
     e.events = report.events_processed;
     for (const StepResult& step : report.workload.steps) {
@@ -350,6 +370,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   }
   e.problems = fingerprinter.violations();
   e.problems.insert(e.problems.end(), run_problems.begin(), run_problems.end());
+  if (dpor != nullptr) dpor->set_fingerprint({});  // the fingerprinter dies here
   e.choices = recorder.choices();
   e.widths = recorder.widths();
   if (auto* replay = dynamic_cast<ReplayStrategy*>(&strategy)) e.diverged = replay->diverged();
@@ -413,7 +434,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
   std::unordered_set<uint64_t> states;
   std::vector<uint64_t> fingerprints;
   DporSearch dpor(scenario.cluster.nodes);  // dfs
-  dpor.use_fingerprints(&fingerprints, options.exact);
+  dpor.cache_states(options.exact);
   uint64_t expected_steps = 1;   // pct: choice points of the first execution
   NullTraceSink trace;
   for (uint64_t i = 0; i < options.max_schedules; ++i) {
@@ -435,7 +456,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     }
     switch (options.strategy) {
       case CheckStrategy::kDfs:
-        e = run_execution(scenario, options.seed, dpor, trace, &fingerprints, faults);
+        e = run_execution(scenario, options.seed, dpor, trace, nullptr, faults);
         break;
       case CheckStrategy::kRandom: {
         RandomWalkStrategy walk(strategy_seed);
@@ -467,7 +488,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     }
   }
   report.cached_schedules = dpor.cached_executions();
-  report.distinct_states = states.size();
+  report.distinct_states = options.strategy == CheckStrategy::kDfs ? dpor.distinct_states() : states.size();
   return report;
 }
 

@@ -63,7 +63,7 @@ struct CheckOptions {
   uint32_t pct_depth = 3;
   std::vector<FaultKind> faults;  // explore one injected fault (of these kinds) per execution
   // dfs: cut at a state seen before only where that loses no order (see
-  // DporSearch::use_fingerprints); slower.
+  // DporSearch::cache_states); slower.
   bool exact = false;
 };
 

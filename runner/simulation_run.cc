@@ -47,6 +47,7 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
 
   if (options.on_started) options.on_started(rendezvous_ptrs);
   WorkloadDriver driver(scenario.workload, report.seed, envs, rendezvous_ptrs);
+  if (options.on_workload_started) options.on_workload_started(simulator, driver);
   uint64_t wire_bytes_at_last_step_end = 0;
   driver.set_progress_callback([&](size_t steps_done, size_t steps_total) {
     const uint64_t wire_bytes = simulator.total_stats().bytes_on_wire_tx;

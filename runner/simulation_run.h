@@ -34,6 +34,9 @@ struct SimulationOptions {
   // Called once every rank's protocol has started (invariant checkers look
   // into the protocols through it). The pointers live until the run returns.
   std::function<void(const std::vector<tf_verbs::RdmaRendezvous*>&)> on_started;
+  // Called once the workload driver exists, before it starts (state caches
+  // digest the simulator and the driver). Both live until the run returns.
+  std::function<void(const sim::Simulator&, const WorkloadDriver&)> on_workload_started;
 };
 
 struct SimulationReport {

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/state_digest.h"
 #include "core/workload/tensor_content.h"
 
 namespace tensorwire {
@@ -43,6 +44,27 @@ class WorkloadDriver::Impl {
 
   WorkloadResult result_;
   std::function<void(size_t, size_t)> on_progress_;
+
+  // Where the workload stands, for model checkers' state caches.
+  uint64_t state_digest() const {
+    const Impl& i = *this;
+    StateDigest d;
+    d.add(i.step_index_).add(i.phase_index_).add(i.phase_open_ ? 1 : 0).add(i.released_ ? 1 : 0);
+    d.add(i.first_result_).add(i.recvs_left_);
+    d.add(i.slots_.size());
+    for (const auto& slot : i.slots_) d.add(slot.transfer).add(slot.done ? 1 : 0);
+    d.add(i.sources_.size());
+    for (const auto& [key, buffer] : i.sources_) d.add(key.rank).add(key.name).add(buffer.addr).add(buffer.length);
+    for (const auto& [key, generation] : i.source_generation_) d.add(key.rank).add(key.name).add(generation);
+    d.add(i.result_.steps.size());
+    for (const StepResult& step : i.result_.steps) {
+      d.add(step.step_id).add(step.transfers.size());
+      for (const TransferResult& t : step.transfers) {
+        d.add(t.done ? 1 : 0).add(static_cast<uint64_t>(t.status.code())).add(t.verified ? 1 : 0).add(t.mismatch);
+      }
+    }
+    return d.value();
+  }
 
  private:
   struct RecvSlot {
@@ -309,5 +331,7 @@ void WorkloadDriver::set_progress_callback(std::function<void(size_t, size_t)> o
 bool WorkloadDriver::finished() const { return impl_->result_.finished; }
 void WorkloadDriver::release_memory() { impl_->release_memory(); }
 const WorkloadResult& WorkloadDriver::result() const { return impl_->result_; }
+
+uint64_t WorkloadDriver::state_digest() const { return impl_->state_digest(); }
 
 }  // namespace tensorwire

@@ -65,6 +65,9 @@ class WorkloadDriver {
   // Frees the source tensors the driver allocated. Call once the backend is idle.
   void release_memory();
   const WorkloadResult& result() const;
+  // A hash of where the workload stands (step, phase, which Recvs are done
+  // and how, the sources it holds): for model checkers' state caches.
+  uint64_t state_digest() const;
 
  private:
   struct SourceKey;

@@ -170,4 +170,21 @@ Status RdmaChannel::drain_pending() {
   return Status::ok();
 }
 
+void RdmaChannel::digest(StateDigest& d) const {
+  d.add(peer_).add(static_cast<uint64_t>(failure_.code())).add(draining_ ? 1 : 0);
+  d.add(chunks_.size()).add(pending_.size()).add(backlog_.size());
+  for (const SendWorkRequest& wr : pending_) {
+    d.add(wr.wr_id).add(static_cast<uint64_t>(wr.opcode)).add(wr.local.addr).add(wr.local.length);
+    d.add(wr.local.lkey).add(wr.remote_addr).add(wr.rkey).add(wr.imm_data);
+  }
+  // A message waiting for a slot, as it will go on the wire.
+  std::vector<std::byte> encoded(backlog_.empty() ? 0 : wire::max_encoded_size());
+  for (const wire::RdmaMessage& message : backlog_) {
+    const Result<size_t> n = wire::encode(message, encoded);
+    d.add(n.is_ok() ? std::string_view(reinterpret_cast<const char*>(encoded.data()), *n) : std::string_view("?"));
+  }
+  d.add(free_slots_.size());
+  for (uint64_t slot : free_slots_) d.add(slot);
+}
+
 }  // namespace tensorwire::tf_verbs

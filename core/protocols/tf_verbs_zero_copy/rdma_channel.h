@@ -79,6 +79,7 @@ class RdmaChannel {
   Status drain_pending();
   size_t pending_posts() const { return pending_.size(); }
   size_t messages_in_flight() const { return message_slots_total() - free_slots_.size(); }
+  void digest(StateDigest& d) const;  // for model checkers' state caches
 
  private:
   size_t message_slots_total() const { return chunks_.size() * kMessageSlotsPerChunk; }

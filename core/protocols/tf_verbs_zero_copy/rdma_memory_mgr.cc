@@ -192,4 +192,37 @@ void RdmaMemoryMgr::deregister_region(uint64_t start) {
   regions_.erase(it);
 }
 
+
+void digest_buffer(StateDigest& d, const Buffer& b) {
+  d.add(b.addr).add(b.length).add(static_cast<uint64_t>(b.kind)).add(b.device);
+}
+
+void digest_buffer(StateDigest& d, const std::optional<RegisteredBuffer>& b) {
+  d.add(b.has_value() ? 1 : 0);
+  if (!b) return;
+  digest_buffer(d, b->buffer);
+  d.add(b->region ? b->region->rkey : 0);
+}
+
+void RdmaMemoryMgr::digest(StateDigest& d) const {
+  d.add(meta_data_.size());
+  for (const auto& [key, meta] : meta_data_) {
+    d.add(key.first).add(key.second);
+    meta.digest(d);
+  }
+  d.add(regions_.size());
+  for (const auto& [addr, entry] : regions_) {
+    d.add(addr).add(entry.region.length).add(entry.region.rkey).add(static_cast<uint64_t>(entry.owner));
+  }
+  d.add(allocations_.size());
+  for (const auto& [addr, a] : allocations_) {
+    d.add(addr).add(a.whole.length).add(a.in_use ? 1 : 0).add(a.region ? a.region->rkey : 0);
+  }
+  d.add(free_.size());
+  for (const auto& [key, addrs] : free_) {
+    d.add(key.bytes).add(addrs.size());
+    for (uint64_t addr : addrs) d.add(addr);
+  }
+}
+
 }  // namespace tensorwire::tf_verbs

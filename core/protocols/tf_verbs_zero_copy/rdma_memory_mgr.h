@@ -38,6 +38,10 @@ struct RegisteredBuffer {
   std::optional<MemoryRegion> region;
 };
 
+// For model checkers' state caches.
+void digest_buffer(StateDigest& d, const Buffer& b);
+void digest_buffer(StateDigest& d, const std::optional<RegisteredBuffer>& b);
+
 class RdmaMemoryMgr {
  public:
   // At most this many free buffers are kept per pool class; more are freed.
@@ -54,6 +58,8 @@ class RdmaMemoryMgr {
   void set_tensor_meta_data(RankId src, std::string_view name, const RdmaTensorMetaData& meta);
   void erase_tensor_meta_data(RankId src, std::string_view name);
   size_t meta_data_cache_size() const { return meta_data_.size(); }
+  // The cache, the regions, the pool: for model checkers' state caches.
+  void digest(StateDigest& d) const;
 
   // --- regions ---
   // The registered region covering all of [addr, addr + length), if any.

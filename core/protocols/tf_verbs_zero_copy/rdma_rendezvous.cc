@@ -255,6 +255,44 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   size_t outstanding_requests() const { return requests_.size(); }
   size_t pending_responses() const { return responses_.size(); }
 
+  // Everything the protocol keeps, in a fixed order (maps in key order):
+  // equal for equal states, however they were reached.
+  uint64_t state_digest() const {
+    StateDigest d;
+    d.add(started_ ? 1 : 0).add(start_attempted_ ? 1 : 0);
+    d.add(next_serial_).add(next_response_id_);
+    mgr_.digest(d);
+    indices_.digest(d);
+    digest_buffer(d, zero_source_.buffer);
+    d.add(channels_.size());
+    for (const auto& [peer, ch] : channels_) ch->digest(d);
+    d.add(sent_.size());
+    for (const auto& [key, sent] : sent_) {
+      d.add(key.first).add(key.second).add(sent.use_count());
+      digest_buffer(d, sent->tensor.buffer);
+      d.add(static_cast<uint64_t>(sent->status.code()));
+    }
+    d.add(parked_.size());
+    for (const auto& [key, ids] : parked_) {
+      d.add(key.first).add(key.second).add(ids.size());
+      for (uint64_t id : ids) d.add(id);
+    }
+    d.add(failed_sends_.size());
+    for (const auto& [key, why] : failed_sends_) d.add(key.first).add(key.second).add(static_cast<uint64_t>(why.code()));
+    d.add(aborted_steps_.size());
+    for (uint64_t step : aborted_steps_) d.add(step);
+    d.add(requests_.size());
+    for (const auto& [index, entry] : requests_) {
+      d.add(index).add(entry.serial);
+      entry.request->digest(d);
+    }
+    d.add(responses_.size());
+    for (const auto& [id, response] : responses_) response->digest(d);
+    d.add(response_by_request_.size());
+    for (const auto& [key, id] : response_by_request_) d.add(key.first).add(key.second).add(id);
+    return d.value();
+  }
+
   const RendezvousStats& stats_view() const {
     stats_.registrations = mgr_.registrations();
     return stats_;
@@ -663,6 +701,7 @@ const char* response_state_name(size_t state) {
 }
 
 size_t RdmaRendezvous::outstanding_requests() const { return impl_->outstanding_requests(); }
+uint64_t RdmaRendezvous::state_digest() const { return impl_->state_digest(); }
 size_t RdmaRendezvous::pending_responses() const { return impl_->pending_responses(); }
 const RendezvousStats& RdmaRendezvous::stats() const { return impl_->stats_view(); }
 

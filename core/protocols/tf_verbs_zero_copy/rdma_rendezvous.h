@@ -102,6 +102,11 @@ class RdmaRendezvous {
   size_t outstanding_requests() const;
   size_t pending_responses() const;
 
+  // A hash of everything the protocol keeps (tables, cache, pool, channels),
+  // equal for equal states whatever order of events led to them: for model
+  // checkers' state caches.
+  uint64_t state_digest() const;
+
   const RendezvousStats& stats() const;
 
  private:

@@ -66,4 +66,10 @@ std::string RdmaTensorMetaData::to_string() const {
   return s;
 }
 
+void RdmaTensorMetaData::digest(StateDigest& d) const {
+  d.add(static_cast<uint64_t>(data_type)).add(is_dead ? 1 : 0).add(proto_size);
+  d.add(tensor_shape.dims.size());
+  for (int64_t dim : tensor_shape.dims) d.add(static_cast<uint64_t>(dim));
+}
+
 }  // namespace tensorwire::tf_verbs

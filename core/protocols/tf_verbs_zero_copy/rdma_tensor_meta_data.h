@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/state_digest.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
@@ -32,6 +33,7 @@ struct RdmaTensorMetaData {
   // a non-negative shape without overflow, a byte size within max_bytes.
   Status validate(uint64_t max_bytes) const;
   std::string to_string() const;
+  void digest(StateDigest& d) const;  // for model checkers' state caches
 
   friend bool operator==(const RdmaTensorMetaData&, const RdmaTensorMetaData&) = default;
 };

@@ -412,4 +412,20 @@ void RdmaTensorRequest::set_state(State next) {
   state_ = next;
 }
 
+
+void RdmaTensorRequest::digest(StateDigest& d) const {
+  d.add(request_index_).add(src_).add(name_).add(step_id_);
+  d.add(static_cast<uint64_t>(args_.dst_kind)).add(args_.dst_device);
+  d.add(static_cast<uint64_t>(state_)).add(fail_after_copy_ ? 1 : 0);
+  d.add(allocated_meta_.has_value() ? 1 : 0);
+  if (allocated_meta_) allocated_meta_->digest(d);
+  digest_buffer(d, result_);
+  d.add(device_result_.has_value() ? 1 : 0);
+  if (device_result_) digest_buffer(d, *device_result_);
+  digest_buffer(d, proxy_);
+  d.add(timer_.has_value() ? 1 : 0);
+  d.add(completion_.has_value() ? 1 + static_cast<uint64_t>(completion_->status.code()) : 0);
+  d.add(completion_taken_ ? 1 : 0);
+}
+
 }  // namespace tensorwire::tf_verbs

@@ -68,6 +68,7 @@ class RdmaTensorRequest {
   bool finished() const { return state_ == State::kFinished; }
   // The outcome to hand to the done callback, once decided (at most once).
   std::optional<Completion> take_completion();
+  void digest(StateDigest& d) const;  // for model checkers' state caches
 
  private:
   enum class State : uint8_t {

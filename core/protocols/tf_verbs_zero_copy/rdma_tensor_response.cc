@@ -328,4 +328,16 @@ void RdmaTensorResponse::set_state(State next) {
   state_ = next;
 }
 
+
+void RdmaTensorResponse::digest(StateDigest& d) const {
+  d.add(response_id_).add(peer_).add(name_).add(step_id_).add(request_index_);
+  requested_meta_.digest(d);
+  d.add(remote_addr_).add(rkey_).add(static_cast<uint64_t>(state_));
+  meta_.digest(d);
+  d.add(update_sent_ ? 1 : 0).add(re_requested_ ? 1 : 0).add(static_cast<uint64_t>(after_copy_));
+  d.add(static_cast<uint64_t>(pending_error_.code())).add(sent_ != nullptr ? 1 : 0);
+  digest_buffer(d, content_);
+  d.add(source_.addr).add(source_.length).add(source_.lkey);
+}
+
 }  // namespace tensorwire::tf_verbs

@@ -60,6 +60,7 @@ class RdmaTensorResponse {
   bool waiting_for_send() const { return state_ == State::kWaitingForSend; }
   bool writing() const { return state_ == State::kWriting; }
   bool finished() const { return state_ == State::kFinished; }
+  void digest(StateDigest& d) const;  // for model checkers' state caches
 
  private:
   enum class State : uint8_t {

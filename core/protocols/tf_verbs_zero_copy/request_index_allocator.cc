@@ -23,4 +23,9 @@ Result<uint32_t> RequestIndexAllocator::allocate() {
 
 void RequestIndexAllocator::release(uint32_t index) { outstanding_.erase(index); }
 
+void RequestIndexAllocator::digest(StateDigest& d) const {
+  d.add(next_).add(outstanding_.size());
+  for (uint32_t i : outstanding_) d.add(i);
+}
+
 }  // namespace tensorwire::tf_verbs

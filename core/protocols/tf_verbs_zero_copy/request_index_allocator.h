@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/protocols/tf_verbs_zero_copy/rdma_imm_data.h"
+#include "core/state_digest.h"
 #include "core/status.h"
 
 namespace tensorwire::tf_verbs {
@@ -27,6 +28,7 @@ class RequestIndexAllocator {
   bool is_outstanding(uint32_t index) const { return outstanding_.count(index) != 0; }
   size_t outstanding() const { return outstanding_.size(); }
   uint32_t max_index() const { return max_index_; }
+  void digest(StateDigest& d) const;  // for model checkers' state caches
 
  private:
   uint32_t max_index_;
