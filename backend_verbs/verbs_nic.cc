@@ -1,12 +1,14 @@
 #include "backend_verbs/verbs_nic.h"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <thread>
 #include <utility>
 
+#include "backend_verbs/cuda_memory.h"
 #include "backend_verbs/verbs_call_error.h"
 #include "backend_verbs/verbs_translation.h"
 
@@ -126,11 +128,15 @@ QpState VerbsNic::queue_pair_state(QpHandle qp) const {
 }
 
 Result<MemoryRegion> VerbsNic::register_memory(const Buffer& buffer, Access access) {
-  if (is_device(buffer.kind)) {
+  if (!is_nic_reachable(buffer.kind)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "register_memory: GPU " + std::to_string(buffer.device) +
+                      " has no GPUDirect; the HCA cannot reach its memory (stage through a host proxy)");
+  }
+  if (is_device(buffer.kind) && !cuda::built()) {
     return Status(StatusCode::kUnavailable,
                   "register_memory: GPU " + std::to_string(buffer.device) + " memory (" +
-                      memory_kind_name(buffer.kind) +
-                      ") needs CUDA support, which backend_verbs does not have yet");
+                      memory_kind_name(buffer.kind) + ") needs a build with CUDA (-Dcuda=enabled)");
   }
   const int flags = access_flags_for(access);
   MemoryRegion region;
@@ -156,6 +162,14 @@ Result<MemoryRegion> VerbsNic::register_memory(const Buffer& buffer, Access acce
     return Status(StatusCode::kInvalidArgument,
                   what + ": larger than the device's max_mr_size of " + std::to_string(max));
   }
+  if (is_device(buffer.kind)) {
+    Result<ibv_mr*> mr = register_device_memory(buffer, flags);
+    if (!mr) return mr.status();
+    region.lkey = (*mr)->lkey;
+    region.rkey = (*mr)->rkey;
+    regions_[(*mr)->lkey] = Registered{*mr, region};
+    return region;
+  }
   ibv_mr* mr = ibv_reg_mr(device_->protection_domain(), reinterpret_cast<void*>(buffer.addr),
                           buffer.length, flags);
   if (mr == nullptr) {
@@ -171,6 +185,36 @@ Result<MemoryRegion> VerbsNic::register_memory(const Buffer& buffer, Access acce
   region.rkey = mr->rkey;
   regions_[mr->lkey] = Registered{mr, region};
   return region;
+}
+
+// GPUDirect: the HCA reads and writes GPU memory itself. The kernel's way is
+// a dmabuf of the device range (ibv_reg_dmabuf_mr, with the device pointer as
+// the region's address); older stacks with nvidia-peermem take the device
+// pointer in plain ibv_reg_mr. The error names both attempts.
+Result<ibv_mr*> VerbsNic::register_device_memory(const Buffer& buffer, int flags) {
+  const std::string range = std::to_string(buffer.length) + " bytes of GPU " +
+                            std::to_string(buffer.device) + ", " + access_text(flags);
+  std::string dmabuf_error;
+  Result<cuda::DmaBufRange> dmabuf = cuda::export_dmabuf(buffer.addr, buffer.length);
+  if (dmabuf) {
+    ibv_mr* mr = ibv_reg_dmabuf_mr(device_->protection_domain(), dmabuf->offset, buffer.length,
+                                   buffer.addr, dmabuf->fd, flags);
+    const int error = errno;
+    close(dmabuf->fd);  // the region holds its own reference
+    if (mr != nullptr) return mr;
+    dmabuf_error = call_failed("ibv_reg_dmabuf_mr(" + device_->name() + ", " + range + ")", error).message();
+  } else {
+    dmabuf_error = dmabuf.status().message();
+  }
+  ibv_mr* mr = ibv_reg_mr(device_->protection_domain(), reinterpret_cast<void*>(buffer.addr),
+                          buffer.length, flags);
+  if (mr != nullptr) return mr;
+  const int error = errno;
+  return Status(StatusCode::kUnavailable,
+                "GPUDirect registration failed: " + dmabuf_error + "; then " +
+                    call_failed("ibv_reg_mr(" + device_->name() + ", " + range + ", device pointer)", error)
+                        .message() +
+                    " (no dmabuf support and no nvidia-peermem)");
 }
 
 Status VerbsNic::deregister_memory(const MemoryRegion& region) {

@@ -97,6 +97,9 @@ class VerbsNic final : public Nic {
   const std::deque<std::string>& diagnostics() const { return diagnostics_; }
 
  private:
+  // ibv_reg_dmabuf_mr on the device range's dmabuf, else ibv_reg_mr on the
+  // device pointer (nvidia-peermem).
+  Result<ibv_mr*> register_device_memory(const Buffer& buffer, int flags);
   enum class WorkKind : uint8_t { kSend, kRdmaWrite, kRdmaWriteWithImm, kRdmaRead, kRecv };
   // What a posted work request was, kept until its completion.
   struct Outstanding {

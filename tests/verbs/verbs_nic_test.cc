@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_verbs/cuda_memory.h"
 #include "tests/verbs/verbs_cluster.h"
 
 namespace tensorwire::verbs::testing {
@@ -394,10 +395,18 @@ TEST(VerbsNic, RegistrationGrantsTheLeastRightsVerbsAllow) {
   // Verbs refuse remote write without local write.
   EXPECT_EQ(cluster->region(0, 4096, Access::kRemoteWrite).access,
             Access::kLocalWrite | Access::kRemoteWrite);
-  // GPU memory needs CUDA, which this backend does not have yet: said so.
+  // An address that is no GPU allocation cannot be registered as GPU memory
+  // (without CUDA in the build: said so; with it: both GPUDirect ways named).
   Result<MemoryRegion> gpu = cluster->nic(0).register_memory(
       Buffer{0x1000, 4096, MemoryKind::kDeviceGpuDirect, 0}, Access::kRemoteWrite);
   EXPECT_EQ(gpu.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(gpu.status().message().find(cuda::built() ? "ibv_reg_dmabuf_mr" : "CUDA"), std::string::npos)
+      << gpu.status().to_string();
+  // GPU memory the HCA cannot reach is refused: the protocol stages it
+  // through a registered host proxy instead.
+  Result<MemoryRegion> no_direct = cluster->nic(0).register_memory(
+      Buffer{0x1000, 4096, MemoryKind::kDeviceNoGpuDirect, 0}, Access::kLocalWrite);
+  EXPECT_EQ(no_direct.status().code(), StatusCode::kInvalidArgument);
   // A failed registration names the call and the device.
   Result<MemoryRegion> bad = cluster->nic(0).register_memory(
       Buffer{0x10, 4096, MemoryKind::kHostPinned, 0}, Access::kLocalWrite);
