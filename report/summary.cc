@@ -93,7 +93,7 @@ std::string summary_text(const SimulationReport& report, const SummaryOptions& o
   std::array<char, 32> ratio{};
   std::snprintf(ratio.data(), ratio.size(), "%.2f", control_messages_per_tensor(report));
 
-  out += total_line("simulated time", format_duration_ns(report.simulated_end_ns) + " (" +
+  out += total_line(report.backend == "sim" ? "simulated time" : "wall time", format_duration_ns(report.simulated_end_ns) + " (" +
                                           plural(report.events_processed, "event", "events") +
                                           ")");
   out += total_line("bytes on the wire",
