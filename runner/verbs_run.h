@@ -47,6 +47,9 @@ struct VerbsRunOptions {
   // Fault injection for tests: when this rank has started the step with this
   // step_id, it dies there. `die` is how: the CLI raises SIGKILL; in-process
   // tests return at once and drop the rank's NIC and coordinator unannounced.
+  // (In-process, a rank dies cleanly only while it still waits for a Recv of
+  // the step: a rank already waiting at the phase's barrier holds its
+  // coordinator until that barrier ends. The CLI's SIGKILL has no such limit.)
   std::optional<uint64_t> die_at_step;
   std::function<void()> die;
 };
