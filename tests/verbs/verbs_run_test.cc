@@ -285,3 +285,33 @@ TEST(VerbsCli, FlagErrorsNameTheFlagAndExitTwo) {
 
 }  // namespace
 }  // namespace tensorwire
+
+namespace tensorwire {
+namespace {
+
+TEST(VerbsRun, AWriteToAStaleRkeyThroughTheProtocolIsARemoteAccessError) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  // The bug zoo's stale re-request address: after step 2's meta-data change
+  // the sender writes to the result buffer of the first request, whose
+  // registration the receiver has given up. On hardware that is a remote
+  // access error, and the Recvs on that queue pair fail with it.
+  Scenario scenario = load("scenarios/meta_data_change.toml");
+  scenario.tf_verbs.planted_bug = tf_verbs::PlantedBug::kStaleReRequestAddress;
+  std::vector<Result<VerbsRunReport>> results = run_ranks(
+      scenario, 3, [](RankId, VerbsRunOptions& o) { o.phase_timeout = milliseconds(20000); });
+  bool remote_access_error = false;
+  for (RankId r = 0; r < 3; ++r) {
+    ASSERT_TRUE(results[r].is_ok()) << results[r].status().to_string();
+    const SimulationReport& rep = results[r]->report;
+    EXPECT_FALSE(rep.passed()) << "rank " << r;
+    for (const TransferResult& t : rep.workload.steps.at(0).transfers) {
+      EXPECT_TRUE(t.status.is_ok()) << "step 1 has no stale address yet: " << t.name;
+    }
+    remote_access_error =
+        remote_access_error || all_problems(rep).find("REMOTE_ACCESS") != std::string::npos;
+  }
+  EXPECT_TRUE(remote_access_error) << all_problems(results[0]->report);
+}
+
+}  // namespace
+}  // namespace tensorwire
