@@ -172,13 +172,21 @@ Status TcpCoordinator::join_as_member(Deadline deadline) {
 }
 
 Result<std::vector<std::string>> TcpCoordinator::all_gather(std::string_view mine) {
-  return exchange(mine, "all_gather");
+  return exchange(mine, "all_gather", timeout_);
 }
 
-Status TcpCoordinator::barrier() { return exchange("", "barrier").status(); }
+Status TcpCoordinator::barrier() { return exchange("", "barrier", timeout_).status(); }
+
+Status TcpCoordinator::barrier(std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) {
+    return Status(StatusCode::kInvalidArgument, "coordinator: the barrier's timeout must be positive");
+  }
+  return exchange("", "barrier", timeout).status();
+}
 
 Result<std::vector<std::string>> TcpCoordinator::exchange(std::string_view mine,
-                                                          std::string_view what) {
+                                                          std::string_view what,
+                                                          std::chrono::milliseconds timeout) {
   if (Status st = usable(what); !st.is_ok()) return st;
   if (!joined_) {
     return Status(StatusCode::kInvalidArgument,
@@ -190,9 +198,10 @@ Result<std::vector<std::string>> TcpCoordinator::exchange(std::string_view mine,
                       " bytes exceeds the " + std::to_string(kMaxGatherEntryBytes) + " allowed");
   }
   const uint32_t sequence = ++sequence_;
+  const Deadline deadline = SteadyClock::now() + timeout;
   Result<std::vector<std::string>> all = rank_ == 0
-                                             ? exchange_as_root(mine, sequence, deadline())
-                                             : exchange_as_member(mine, sequence, deadline());
+                                             ? exchange_as_root(mine, sequence, deadline)
+                                             : exchange_as_member(mine, sequence, deadline);
   if (!all.is_ok()) {
     const Status& st = all.status();
     return fail(Status(st.code(), st.message() + " (during " + std::string(what) + ")"));

@@ -59,6 +59,9 @@ class TcpCoordinator {
 
   // Returns once every rank has called barrier().
   Status barrier();
+  // The same with its own bound instead of the options' timeout (a phase of a
+  // workload may legitimately take longer than set-up should).
+  Status barrier(std::chrono::milliseconds timeout);
 
   // Gives up: closes the connections so the other ranks fail at once (they
   // see the connection closed) instead of at their timeout. Later calls
@@ -74,7 +77,8 @@ class TcpCoordinator {
   TcpCoordinator(const CoordinatorOptions& options, Ipv4Endpoint endpoint);
   Status join_as_root(Deadline deadline);
   Status join_as_member(Deadline deadline);
-  Result<std::vector<std::string>> exchange(std::string_view mine, std::string_view what);
+  Result<std::vector<std::string>> exchange(std::string_view mine, std::string_view what,
+                                            std::chrono::milliseconds timeout);
   Result<std::vector<std::string>> exchange_as_root(std::string_view mine, uint32_t sequence,
                                                     Deadline deadline);
   Result<std::vector<std::string>> exchange_as_member(std::string_view mine, uint32_t sequence,

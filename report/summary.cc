@@ -70,18 +70,21 @@ std::string summary_text(const SimulationReport& report, const SummaryOptions& o
       out += "   ... " + plural(steps.size() - head - tail, "step", "steps") + " not shown\n";
       for (size_t i = steps.size() - tail; i < steps.size(); ++i) out += step_row(report, i);
     }
-    if (steps.size() > 1) {
+    // Only steps that finished have an end (step_wire_bytes holds one entry
+    // per finished step, in order).
+    const size_t finished = std::min(steps.size(), report.step_wire_bytes.size());
+    if (finished > 1) {
       TimeNs min_ns = std::numeric_limits<TimeNs>::max();
       TimeNs max_ns = std::numeric_limits<TimeNs>::min();
       TimeNs sum_ns = 0;
-      for (const StepResult& s : steps) {
-        const TimeNs d = s.end_ns - s.start_ns;
+      for (size_t i = 0; i < finished; ++i) {
+        const TimeNs d = steps[i].end_ns - steps[i].start_ns;
         min_ns = std::min(min_ns, d);
         max_ns = std::max(max_ns, d);
         sum_ns += d;
       }
       out += "  step time min " + format_duration_ns(min_ns) + ", mean " +
-             format_duration_ns(sum_ns / static_cast<TimeNs>(steps.size())) + ", max " +
+             format_duration_ns(sum_ns / static_cast<TimeNs>(finished)) + ", max " +
              format_duration_ns(max_ns) + "\n";
     }
   }
@@ -93,7 +96,7 @@ std::string summary_text(const SimulationReport& report, const SummaryOptions& o
   std::array<char, 32> ratio{};
   std::snprintf(ratio.data(), ratio.size(), "%.2f", control_messages_per_tensor(report));
 
-  out += total_line("simulated time", format_duration_ns(report.simulated_end_ns) + " (" +
+  out += total_line(report.backend == "sim" ? "simulated time" : "wall time", format_duration_ns(report.simulated_end_ns) + " (" +
                                           plural(report.events_processed, "event", "events") +
                                           ")");
   out += total_line("bytes on the wire",

@@ -10,6 +10,7 @@
 #include "apps/tensorwire/check_command.h"
 #include "apps/tensorwire/compare_command.h"
 #include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/launch_command.h"
 #include "apps/tensorwire/run_command.h"
 #include "report/progress_bar.h"
 
@@ -36,6 +37,8 @@ int tensorwire_main(int argc, char** argv) {
   CLI::App* check = add_check_command(app, check_args);
   CompareArgs compare_args;
   CLI::App* compare = add_compare_command(app, compare_args);
+  LaunchArgs launch_args;
+  CLI::App* launch = add_launch_command(app, launch_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -50,6 +53,7 @@ int tensorwire_main(int argc, char** argv) {
     return check_command(check_args, std::cout, std::cerr, tensorwire::report::stderr_is_terminal());
   }
   if (compare->parsed()) return compare_command(compare_args, std::cout, std::cerr);
+  if (launch->parsed()) return launch_command(launch_args, std::cout, std::cerr);
   std::cerr << "tensorwire: error: no command given\n" << app.help();
   return kExitBadInput;
 }

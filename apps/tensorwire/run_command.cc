@@ -11,6 +11,7 @@
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/scenario_argument.h"
+#include "apps/tensorwire/verbs_run_command.h"
 #include "core/trace_sink.h"
 #include "report/broadcast_report.h"
 #include "report/chrome_trace_writer.h"
@@ -49,17 +50,12 @@ std::optional<uint64_t> parse_seed(std::string_view text) {
 
 }  // namespace
 
-CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
-  CLI::App* run = app.add_subcommand(
-      "run", "Run a scenario on the deterministic simulator and print a summary");
-  run->add_option("SCENARIO", args.scenario_path,
-                  "Scenario file (TOML). Default: the quickstart scenario")
-      ->type_name("");
-  run->add_option_function<std::string>(
+void add_seed_option(CLI::App& command, uint64_t& seed_out, bool& has_seed) {
+  command.add_option_function<std::string>(
          "--seed",
-         [&args](const std::string& text) {
-           args.seed = *parse_seed(text);  // the check below has accepted it
-           args.has_seed = true;
+         [&seed_out, &has_seed](const std::string& text) {
+           seed_out = *parse_seed(text);  // the check below has accepted it
+           has_seed = true;
          },
          "Seed for every random choice (default: the scenario's seed). The same seed gives "
          "byte-identical results")
@@ -71,6 +67,65 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
                                           text + "'";
           },
           "", "SEED"));
+}
+
+void add_verbs_options(CLI::App& command, VerbsArgs& args, bool with_placement) {
+  const char* group = "Verbs backend (a real RDMA device)";
+  if (with_placement) {
+    command.add_option("--rank", args.rank,
+                       "This process's rank (default: OMPI_COMM_WORLD_RANK or SLURM_PROCID)")
+        ->type_name("R")
+        ->group(group);
+    command.add_option("--world", args.world,
+                       "Number of ranks (default: OMPI_COMM_WORLD_SIZE or SLURM_NTASKS)")
+        ->type_name("W")
+        ->group(group);
+    command.add_option("--coordinator", args.coordinator,
+                       "Where rank 0 listens for the others (TCP bootstrap)")
+        ->type_name("HOST:PORT")
+        ->group(group);
+  }
+  command.add_option("--device", args.device,
+                     "RDMA device (default: $TENSORWIRE_RDMA_DEVICE), e.g. rxe0")
+      ->type_name("NAME")
+      ->group(group);
+  command.add_option("--address", args.address,
+                     "This rank's IPv4 address on the device (default: the first IPv4 in the "
+                     "device's GID table)")
+      ->type_name("A.B.C.D")
+      ->group(group);
+  command.add_flag("--gpu-as-host", args.gpu_as_host,
+                   "Place GPU tensors in host memory (the verbs backend has no CUDA yet)")
+      ->group(group);
+  command.add_option("--setup-timeout", args.setup_timeout,
+                     "Seconds each set-up step may take (join, connect, barriers); default 60")
+      ->type_name("SECONDS")
+      ->group(group);
+  command.add_option("--phase-timeout", args.phase_timeout,
+                     "Seconds each phase may take (this rank's Recvs, then the barrier that "
+                     "ends the phase); default 60")
+      ->type_name("SECONDS")
+      ->group(group);
+  // A test hook, not for users: hidden from --help (empty group).
+  command.add_option("--die-at", args.die_at, "RANK:STEP: that rank kills itself (SIGKILL) "
+                                              "when it starts that step")
+      ->type_name("RANK:STEP")
+      ->group("");
+}
+
+CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
+  CLI::App* run = app.add_subcommand(
+      "run", "Run a scenario on the deterministic simulator (or one rank of it on a real RDMA "
+             "device: --backend verbs) and print a summary");
+  run->add_option("SCENARIO", args.scenario_path,
+                  "Scenario file (TOML). Default: the quickstart scenario")
+      ->type_name("");
+  add_seed_option(*run, args.seed, args.has_seed);
+  run->add_option("--backend", args.backend,
+                  "sim (default): the deterministic simulator; verbs: this process runs one "
+                  "rank on a real RDMA device")
+      ->type_name("sim|verbs");
+  add_verbs_options(*run, args.verbs, true);
   run->add_option("--trace", args.trace_path,
                   "Write a Chrome trace-event JSON file (open it in ui.perfetto.dev)")
       ->type_name("FILE");
@@ -81,6 +136,15 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
 }
 
 int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool progress) {
+  if (args.backend == "verbs") return verbs_run_command(args, out, err);
+  if (args.backend != "sim") {
+    err << kErrorPrefix << "--backend must be 'sim' or 'verbs', not '" << args.backend << "'\n";
+    return kExitBadInput;
+  }
+  if (std::string flag = verbs_only_flag_given(args.verbs); !flag.empty()) {
+    err << kErrorPrefix << flag << " applies to --backend verbs only\n";
+    return kExitBadInput;
+  }
   const std::string path = args.scenario_path.empty() ? default_scenario_path()
                                                       : args.scenario_path;
   std::optional<Scenario> loaded = load_scenario_argument(path, err);

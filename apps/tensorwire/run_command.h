@@ -11,6 +11,20 @@
 
 namespace tensorwire::app {
 
+// Flags of `run --backend verbs` (and `launch`): as typed, checked by
+// verbs_run_command so that every error names its flag.
+struct VerbsArgs {
+  std::string rank;         // empty: not given (then Open MPI's or Slurm's environment)
+  std::string world;
+  std::string coordinator;  // HOST:PORT
+  std::string device;       // empty: $TENSORWIRE_RDMA_DEVICE
+  std::string address;      // empty: from the device's GID table
+  bool gpu_as_host = false;
+  std::string setup_timeout = "60";  // seconds
+  std::string phase_timeout = "60";  // seconds
+  std::string die_at;       // "RANK:STEP" (tests: that rank dies when it starts that step)
+};
+
 struct RunArgs {
   std::string scenario_path;  // empty: default_scenario_path()
   uint64_t seed = 0;
@@ -18,7 +32,15 @@ struct RunArgs {
   std::string trace_path;     // empty: no trace
   std::string json_path;      // empty: no results JSON
   bool timing_only = false;
+  std::string backend = "sim";  // "sim" | "verbs"
+  VerbsArgs verbs;
 };
+
+// Adds the verbs flags (--rank ... --die-at) to a command. `with_placement`:
+// --rank/--world/--coordinator too (`launch` chooses those itself).
+void add_verbs_options(CLI::App& command, VerbsArgs& args, bool with_placement);
+// Adds --seed (checked: a whole number) to a command.
+void add_seed_option(CLI::App& command, uint64_t& seed, bool& has_seed);
 
 // Adds the `run` subcommand to `app`, filling `args` when it parses.
 CLI::App* add_run_command(CLI::App& app, RunArgs& args);

@@ -1,5 +1,6 @@
 #include "core/workload/workload_driver.h"
 
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -27,6 +28,38 @@ class WorkloadDriver::Impl {
   Impl(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
        std::vector<tf_verbs::RdmaRendezvous*> rendezvous)
       : workload_(workload), seed_(seed), envs_(std::move(envs)), rdv_(std::move(rendezvous)) {}
+  // One rank's part: every rank index maps to the local env (so the rank
+  // checks below stay as they are), and only the local rendezvous exists.
+  Impl(const Workload& workload, uint64_t seed, RankId local, uint32_t world, RankEnv env,
+       tf_verbs::RdmaRendezvous* rendezvous, PhaseGate& gate)
+      : workload_(workload),
+        seed_(seed),
+        envs_(world, env),
+        rdv_(world, nullptr),
+        local_(local),
+        gate_(&gate) {
+    if (local < world) rdv_[local] = rendezvous;
+  }
+
+  void stop(Status why) {
+    if (stopped_) return;
+    stopped_ = true;
+    stop_reason_ = why.is_ok() ? Status(StatusCode::kAborted, "stopped") : why;
+    if (phase_open_) {
+      for (size_t i = 0; i < slots_.size(); ++i) {
+        if (slots_[i].done) continue;
+        slots_[i].done = true;
+        TransferResult& tr = record(i);
+        tr.status = stop_reason_;
+        tr.done = true;
+        tr.done_ns = clock0().now_ns();
+        ++result_.recvs_failed;
+      }
+    }
+    phase_open_ = false;
+  }
+  bool stopped_ = false;
+  Status stop_reason_;
 
   void start() {
     if (workload_.steps.empty()) {
@@ -50,7 +83,7 @@ class WorkloadDriver::Impl {
     const Impl& i = *this;
     StateDigest d;
     d.add(i.step_index_).add(i.phase_index_).add(i.phase_open_ ? 1 : 0).add(i.released_ ? 1 : 0);
-    d.add(i.first_result_).add(i.recvs_left_);
+    d.add(i.first_result_).add(i.recvs_left_).add(i.stopped_ ? 1 : 0).add(i.waiting_for_gate_ ? 1 : 0);
     d.add(i.slots_.size());
     for (const auto& slot : i.slots_) d.add(slot.transfer).add(slot.done ? 1 : 0);
     d.add(i.sources_.size());
@@ -74,13 +107,15 @@ class WorkloadDriver::Impl {
 
   const WorkloadStep& step() const { return workload_.steps[step_index_]; }
   const WorkloadPhase& phase() const { return step().phases[phase_index_]; }
-  Clock& clock0() { return envs_[0].clock; }
+  Clock& clock0() { return envs_[local_.value_or(0)].clock; }
+  // Whether this process plays rank r's calls (all ranks unless driving one).
+  bool is_local(RankId r) const { return !local_ || *local_ == r; }
 
   void schedule_phase(size_t step_index, size_t phase_index) {
     const WorkloadStep& s = workload_.steps[step_index];
     TimeNs compute = phase_index < s.phases.size() ? s.phases[phase_index].compute_before_ns : 0;
     clock0().schedule_after(compute, [this, step_index, phase_index] {
-      start_phase(step_index, phase_index);
+      if (!stopped_) start_phase(step_index, phase_index);
     });
   }
 
@@ -101,8 +136,15 @@ class WorkloadDriver::Impl {
     phase_open_ = true;
     const auto& transfers = phase().transfers;
     first_result_ = result_.steps.back().transfers.size();
-    recvs_left_ = transfers.size();
+    recvs_left_ = 0;
     slots_.assign(transfers.size(), RecvSlot{});
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      slots_[i].transfer = i;
+      // Another process waits for a Recv of another rank.
+      slots_[i].done = !is_local(transfers[i].dst);
+      if (!slots_[i].done) ++recvs_left_;
+    }
+    const bool nothing_to_wait_for = recvs_left_ == 0;
     for (size_t i = 0; i < transfers.size(); ++i) {
       const TensorTransfer& t = transfers[i];
       TransferResult tr;
@@ -112,7 +154,9 @@ class WorkloadDriver::Impl {
       tr.src = t.src;
       tr.dst = t.dst;
       result_.steps.back().transfers.push_back(std::move(tr));
-      slots_[i].transfer = i;
+    }
+    for (size_t i = 0; i < transfers.size() && is_current(step_index, phase_index); ++i) {
+      const TensorTransfer& t = transfers[i];
       if (t.src >= envs_.size() || t.dst >= envs_.size() || t.src == t.dst) {
         fail_transfer(i, Status(StatusCode::kInvalidArgument,
                                 "transfer '" + t.name + "' names ranks " +
@@ -121,13 +165,20 @@ class WorkloadDriver::Impl {
       }
       // A phase can end before its timers fire (every transfer failed early);
       // a timer from an ended phase must not act on the next phase's transfer i.
-      envs_[t.src].clock.schedule_after(t.send_offset_ns, [this, i, step_index, phase_index] {
-        if (is_current(step_index, phase_index)) do_send(i);
-      });
-      envs_[t.dst].clock.schedule_after(t.recv_offset_ns, [this, i, step_index, phase_index] {
-        if (is_current(step_index, phase_index) && !slots_[i].done) do_recv(i);
-      });
+      if (is_local(t.src)) {
+        envs_[t.src].clock.schedule_after(t.send_offset_ns, [this, i, step_index, phase_index] {
+          if (is_current(step_index, phase_index)) do_send(i);
+        });
+      }
+      if (is_local(t.dst)) {
+        envs_[t.dst].clock.schedule_after(t.recv_offset_ns, [this, i, step_index, phase_index] {
+          if (is_current(step_index, phase_index) && !slots_[i].done) do_recv(i);
+        });
+      }
     }
+    // A rank with no Recv in the phase is done with it at once (its Sends
+    // still run while the gate waits for the others).
+    if (nothing_to_wait_for && is_current(step_index, phase_index)) finish_phase();
   }
 
   bool is_current(size_t step_index, size_t phase_index) const {
@@ -213,6 +264,7 @@ class WorkloadDriver::Impl {
 
   void on_recv_done(size_t step_index, size_t phase_index, size_t i, Status status,
                     Tensor tensor) {
+    if (stopped_) return;  // the run ended; what arrives late is not judged
     if (step_index != step_index_ || phase_index != phase_index_ || slots_[i].done) {
       ++result_.recvs_completed_twice;
       return;
@@ -272,7 +324,7 @@ class WorkloadDriver::Impl {
   }
 
   void fail_transfer(size_t i, Status status) {
-    if (slots_[i].done) return;
+    if (slots_[i].done || !is_local(phase().transfers[i].dst)) return;
     record(i).status = std::move(status);
     record(i).done = true;
     record(i).done_ns = clock0().now_ns();
@@ -286,6 +338,27 @@ class WorkloadDriver::Impl {
   }
 
   void finish_phase() {
+    if (gate_ == nullptr) {
+      end_phase();
+      return;
+    }
+    // The phase stays open (its Sends may still run) until every rank agrees.
+    if (waiting_for_gate_) return;
+    waiting_for_gate_ = true;
+    const size_t step_index = step_index_;
+    const size_t phase_index = phase_index_;
+    gate_->phase_done(step().step_id, phase_index_, [this, step_index, phase_index](Status st) {
+      waiting_for_gate_ = false;
+      if (stopped_ || !is_current(step_index, phase_index)) return;
+      if (!st.is_ok()) {
+        stop(std::move(st));
+        return;
+      }
+      end_phase();
+    });
+  }
+
+  void end_phase() {
     phase_open_ = false;
     size_t next_phase = phase_index_ + 1;
     if (next_phase < step().phases.size()) {
@@ -317,11 +390,18 @@ class WorkloadDriver::Impl {
   size_t first_result_ = 0;
   size_t recvs_left_ = 0;
   TimeNs phase_start_ns_ = 0;
+  std::optional<RankId> local_;  // set when driving one rank's part
+  PhaseGate* gate_ = nullptr;
+  bool waiting_for_gate_ = false;
 };
 
 WorkloadDriver::WorkloadDriver(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
                                std::vector<tf_verbs::RdmaRendezvous*> rendezvous)
     : impl_(std::make_unique<Impl>(workload, seed, std::move(envs), std::move(rendezvous))) {}
+WorkloadDriver::WorkloadDriver(const Workload& workload, uint64_t seed, RankId local,
+                               uint32_t world, RankEnv env, tf_verbs::RdmaRendezvous* rendezvous,
+                               PhaseGate& gate)
+    : impl_(std::make_unique<Impl>(workload, seed, local, world, env, rendezvous, gate)) {}
 WorkloadDriver::~WorkloadDriver() = default;
 
 void WorkloadDriver::start() { impl_->start(); }
@@ -329,6 +409,9 @@ void WorkloadDriver::set_progress_callback(std::function<void(size_t, size_t)> o
   impl_->on_progress_ = std::move(on_progress);
 }
 bool WorkloadDriver::finished() const { return impl_->result_.finished; }
+void WorkloadDriver::stop(Status why) { impl_->stop(std::move(why)); }
+bool WorkloadDriver::stopped() const { return impl_->stopped_; }
+const Status& WorkloadDriver::stop_reason() const { return impl_->stop_reason_; }
 void WorkloadDriver::release_memory() { impl_->release_memory(); }
 const WorkloadResult& WorkloadDriver::result() const { return impl_->result_; }
 

@@ -13,6 +13,7 @@
 
 #include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
 #include "core/rank_env.h"
+#include "core/workload/phase_gate.h"
 #include "core/workload/workload.h"
 
 namespace tensorwire {
@@ -52,6 +53,14 @@ class WorkloadDriver {
   // `envs[r]` and `rendezvous[r]` for every rank r; neither is owned.
   WorkloadDriver(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
                  std::vector<tf_verbs::RdmaRendezvous*> rendezvous);
+  // Plays only rank `local`'s part of a `world`-rank workload (one process per
+  // rank): its Sends and its Recvs, each checked as above. Every transfer of
+  // a phase still gets a TransferResult (same indices on every rank), but only
+  // those whose dst is `local` are ever done here. A phase ends when `gate`
+  // agrees that every rank's Recvs are done; until then the phase's Sends may
+  // still run. None of env, rendezvous or gate is owned.
+  WorkloadDriver(const Workload& workload, uint64_t seed, RankId local, uint32_t world,
+                 RankEnv env, tf_verbs::RdmaRendezvous* rendezvous, PhaseGate& gate);
   ~WorkloadDriver();
   WorkloadDriver(const WorkloadDriver&) = delete;
   WorkloadDriver& operator=(const WorkloadDriver&) = delete;
@@ -62,6 +71,13 @@ class WorkloadDriver {
   void set_progress_callback(std::function<void(size_t, size_t)> on_progress);
 
   bool finished() const;
+  // Ends the run here: every Recv of the current phase still waiting fails
+  // with `why`, no further phase starts, later done callbacks are ignored.
+  // (A gate's error stops the run the same way.)
+  void stop(Status why);
+  bool stopped() const;
+  // Why the run stopped (ok while it has not).
+  const Status& stop_reason() const;
   // Frees the source tensors the driver allocated. Call once the backend is idle.
   void release_memory();
   const WorkloadResult& result() const;

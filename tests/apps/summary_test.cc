@@ -38,6 +38,22 @@ TEST(Summary, AStepThatNeverFinishedHasNoWireBytes) {
   EXPECT_TRUE(contains(s, "     1     8.10 us         2      1.50 MiB             -\n")) << s;
 }
 
+TEST(Summary, AStepThatNeverFinishedIsLeftOutOfTheStepTimes) {
+  SimulationReport three = sample_report();
+  three.workload.steps.push_back(three.workload.steps.back());
+  three.workload.steps.back().end_ns = 0;
+  const std::string s = summary_text(three);
+  EXPECT_TRUE(contains(s, "step time min 8.10 us, mean 10.2 us, max 12.3 us")) << s;
+}
+
+TEST(Summary, ARealBackendReportsWallTime) {
+  SimulationReport r = sample_report();
+  r.backend = "verbs";
+  const std::string s = summary_text(r);
+  EXPECT_TRUE(contains(s, "wall time               1.23 ms (321 events)")) << s;
+  EXPECT_FALSE(contains(s, "simulated time")) << s;
+}
+
 TEST(Summary, ShowsTheTotalsProtocolsAreComparedBy) {
   const std::string s = summary_text(sample_report());
   EXPECT_TRUE(contains(s, "bytes on the wire       3.00 MiB (3,145,728 B)")) << s;

@@ -131,6 +131,24 @@ TEST(Layering, ScenarioLoaderDoesNotReachUp) {
   EXPECT_TRUE(v.empty()) << describe(v);
 }
 
+// runner/ reaches the verbs backend only through its verbs runner, a library of
+// its own built only where libibverbs is; the simulator's runs never link it.
+TEST(Layering, RunnerReachesVerbsOnlyThroughTheVerbsRunner) {
+  std::vector<Violation> v;
+  for (const Violation& x : find("runner", {R"(#include\s*"backend_verbs/)"})) {
+    const std::string name = x.file.filename().string();
+    if (name.rfind("verbs_run.", 0) != 0) v.push_back(x);
+  }
+  EXPECT_TRUE(v.empty()) << "only runner/verbs_run.* may include backend_verbs/:\n" << describe(v);
+}
+
+TEST(Layering, ModelAndReportKnowNoRealBackend) {
+  auto v = find("model", {R"(#include\s*"backend_verbs/)"});
+  auto r = find("report", {R"(#include\s*"(backend_verbs|apps)/)"});
+  v.insert(v.end(), r.begin(), r.end());
+  EXPECT_TRUE(v.empty()) << describe(v);
+}
+
 // The checker must itself catch a violation, or the tests above prove nothing.
 TEST(Layering, CheckerFlagsAPlantedViolation) {
   std::string code = strip_comments("// std::thread in a comment is fine\nauto t = std::chrono::steady_clock::now();\n");

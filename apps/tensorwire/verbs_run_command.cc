@@ -1,0 +1,200 @@
+#include "apps/tensorwire/verbs_run_command.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <charconv>
+#include <optional>
+#include <system_error>
+
+#include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/output_file.h"
+#include "apps/tensorwire/scenario_argument.h"
+#include "report/results_json.h"
+#include "report/summary.h"
+#include "scenario/scenario_loader.h"
+
+#ifdef TENSORWIRE_WITH_VERBS
+#include "backend_verbs/rank_placement.h"
+#include "runner/verbs_run.h"
+#endif
+
+namespace tensorwire::app {
+namespace {
+
+std::optional<uint64_t> parse_whole(std::string_view text) {
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string verbs_only_flag_given(const VerbsArgs& a) {
+  const VerbsArgs defaults;
+  if (!a.rank.empty()) return "--rank";
+  if (!a.world.empty()) return "--world";
+  if (!a.coordinator.empty()) return "--coordinator";
+  if (!a.device.empty()) return "--device";
+  if (!a.address.empty()) return "--address";
+  if (a.gpu_as_host) return "--gpu-as-host";
+  if (a.setup_timeout != defaults.setup_timeout) return "--setup-timeout";
+  if (a.phase_timeout != defaults.phase_timeout) return "--phase-timeout";
+  if (!a.die_at.empty()) return "--die-at";
+  return "";
+}
+
+std::string parse_timeout_seconds(const std::string& text, const char* flag, long long* ms) {
+  double seconds = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, seconds);
+  if (text.empty() || ec != std::errc() || ptr != end || !(seconds > 0) || seconds > 86400) {
+    return std::string(flag) + " must be a number of seconds above 0 and at most 86400, not '" +
+           text + "'";
+  }
+  *ms = static_cast<long long>(seconds * 1000);
+  if (*ms < 1) *ms = 1;
+  return "";
+}
+
+#ifndef TENSORWIRE_WITH_VERBS
+
+bool verbs_backend_available() { return false; }
+
+int verbs_run_command(const RunArgs&, std::ostream&, std::ostream& err) {
+  err << kErrorPrefix
+      << "this tensorwire was built without the verbs backend (pkg-config found no libibverbs "
+         "and librdmacm; scripts/install_deps.sh installs them)\n";
+  return kExitBadInput;
+}
+
+#else
+
+bool verbs_backend_available() { return true; }
+
+int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err) {
+  const VerbsArgs& v = args.verbs;
+  const auto bad = [&err](const std::string& message) {
+    err << kErrorPrefix << message << "\n";
+    return kExitBadInput;
+  };
+  if (args.timing_only) {
+    return bad("--timing-only does not apply to --backend verbs: a real device always moves "
+               "the bytes");
+  }
+  if (!args.trace_path.empty()) {
+    return bad("--trace is not supported with --backend verbs yet");
+  }
+  std::optional<uint64_t> flag_rank;
+  std::optional<uint64_t> flag_world;
+  if (!v.rank.empty()) {
+    flag_rank = parse_whole(v.rank);
+    if (!flag_rank) return bad("--rank must be a whole number, not '" + v.rank + "'");
+  }
+  if (!v.world.empty()) {
+    flag_world = parse_whole(v.world);
+    if (!flag_world) return bad("--world must be a whole number, not '" + v.world + "'");
+  }
+  Result<verbs::RankPlacement> placement =
+      verbs::rank_placement(flag_rank, flag_world, [](const char* name) { return std::getenv(name); });
+  if (!placement.is_ok()) return bad(placement.status().message());
+
+  VerbsRunOptions options;
+  options.rank = placement->rank;
+  options.world = placement->world;
+  options.coordinator = v.coordinator;
+  if (options.coordinator.empty()) {
+    if (options.world > 1) {
+      return bad("--coordinator HOST:PORT is required with --backend verbs and more than one "
+                 "rank (where rank 0 listens for the others)");
+    }
+    options.coordinator = "127.0.0.1:0";
+  }
+  options.device = v.device;
+  if (options.device.empty()) {
+    const char* env = std::getenv("TENSORWIRE_RDMA_DEVICE");
+    if (env == nullptr || *env == '\0') {
+      return bad("--device NAME is required with --backend verbs (or set TENSORWIRE_RDMA_DEVICE)");
+    }
+    options.device = env;
+  }
+  options.address = v.address;
+  options.gpu_as_host = v.gpu_as_host;
+  options.has_seed = args.has_seed;
+  options.seed = args.seed;
+  long long ms = 0;
+  if (std::string e = parse_timeout_seconds(v.setup_timeout, "--setup-timeout", &ms); !e.empty()) {
+    return bad(e);
+  }
+  options.setup_timeout = std::chrono::milliseconds(ms);
+  if (std::string e = parse_timeout_seconds(v.phase_timeout, "--phase-timeout", &ms); !e.empty()) {
+    return bad(e);
+  }
+  options.phase_timeout = std::chrono::milliseconds(ms);
+  if (!v.die_at.empty()) {
+    const size_t colon = v.die_at.find(':');
+    std::optional<uint64_t> r = parse_whole(v.die_at.substr(0, colon));
+    std::optional<uint64_t> s =
+        colon == std::string::npos ? std::nullopt : parse_whole(v.die_at.substr(colon + 1));
+    if (!r || !s) return bad("--die-at must be RANK:STEP, not '" + v.die_at + "'");
+    if (*r == options.rank) {
+      options.die_at_step = *s;
+      options.die = [] { std::raise(SIGKILL); };
+    }
+  }
+
+  const std::string path = args.scenario_path.empty() ? default_scenario_path()
+                                                      : args.scenario_path;
+  std::optional<Scenario> loaded = load_scenario_argument(path, err);
+  if (!loaded) return kExitBadInput;
+  if (Status st = check_scenario_for_verbs(*loaded, options.world, options.gpu_as_host);
+      !st.is_ok()) {
+    return bad(st.message());
+  }
+  std::optional<OutputFile> json_file;
+  if (!args.json_path.empty() && options.rank == 0) {
+    Result<OutputFile> opened = OutputFile::open(args.json_path, "--json");
+    if (!opened.is_ok()) return bad(opened.status().message());
+    json_file.emplace(std::move(opened).value());
+  }
+
+  const uint64_t seed = args.has_seed ? args.seed : loaded->seed;
+  out << "tensorwire run " << path << " --seed " << seed << " --backend verbs --rank "
+      << options.rank << " --world " << options.world << " (" << placement->source << ") --device "
+      << options.device << "\n"
+      << std::flush;
+
+  NullTraceSink trace;
+  Result<VerbsRunReport> result = run_verbs_rank(*loaded, options, trace);
+  if (!result.is_ok()) {
+    err << kErrorPrefix << "rank " << options.rank << ": " << result.status().message() << "\n";
+    const StatusCode code = result.status().code();
+    return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound
+               ? kExitBadInput
+               : kExitCheckFailed;
+  }
+  const VerbsRunReport& r = *result;
+  if (r.died) return kExitCheckFailed;  // only in-process: the CLI's die raises SIGKILL
+  out << "\nrank " << r.rank << " of " << r.world << " on " << r.device << " (" << r.address
+      << "), " << (r.whole_run ? "results of every rank" : "this rank's Recvs only") << "\n";
+  out << report::summary_text(r.report);
+  int code = r.report.passed() ? kExitOk : kExitCheckFailed;
+  if (json_file) {
+    report::MeasuredWallTimes measured;
+    measured.step_ns = r.measured_step_ns;
+    measured.transfer_ns = r.measured_transfer_ns;
+    Status st = json_file->write_and_close(report::results_json_text(r.report, measured));
+    if (!st.is_ok()) {
+      err << kErrorPrefix << st.message() << "\n";
+      code = kExitBadInput;
+    } else {
+      out << "results JSON: " << args.json_path << "\n";
+    }
+  }
+  return code;
+}
+
+#endif
+
+}  // namespace tensorwire::app

@@ -1,0 +1,273 @@
+#include "runner/rank_outcome.h"
+
+#include <algorithm>
+#include <exception>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace tensorwire {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kMaxStatusCode = static_cast<int>(StatusCode::kInternal);
+
+// The counters of RendezvousStats that travel (the transition tables stay home).
+struct ProtocolField {
+  const char* name;
+  uint64_t tf_verbs::RendezvousStats::*field;
+};
+constexpr ProtocolField kProtocolFields[] = {
+    {"tensor_requests_sent", &tf_verbs::RendezvousStats::tensor_requests_sent},
+    {"meta_data_updates_sent", &tf_verbs::RendezvousStats::meta_data_updates_sent},
+    {"re_requests_sent", &tf_verbs::RendezvousStats::re_requests_sent},
+    {"error_statuses_sent", &tf_verbs::RendezvousStats::error_statuses_sent},
+    {"content_writes", &tf_verbs::RendezvousStats::content_writes},
+    {"recvs_completed", &tf_verbs::RendezvousStats::recvs_completed},
+    {"recvs_failed", &tf_verbs::RendezvousStats::recvs_failed},
+    {"cpu_copies", &tf_verbs::RendezvousStats::cpu_copies},
+    {"device_copies", &tf_verbs::RendezvousStats::device_copies},
+    {"registrations", &tf_verbs::RendezvousStats::registrations},
+    {"malformed_messages", &tf_verbs::RendezvousStats::malformed_messages},
+    {"protocol_errors", &tf_verbs::RendezvousStats::protocol_errors},
+    {"stale_messages", &tf_verbs::RendezvousStats::stale_messages},
+    {"unknown_completions", &tf_verbs::RendezvousStats::unknown_completions},
+    {"channel_failures", &tf_verbs::RendezvousStats::channel_failures},
+};
+
+struct TransportField {
+  const char* name;
+  uint64_t sim::SimStats::*field;
+};
+constexpr TransportField kTransportFields[] = {
+    {"bytes_on_wire_tx", &sim::SimStats::bytes_on_wire_tx},
+    {"sends", &sim::SimStats::sends},
+    {"rdma_writes", &sim::SimStats::rdma_writes},
+    {"rdma_writes_with_imm", &sim::SimStats::rdma_writes_with_imm},
+    {"rdma_reads", &sim::SimStats::rdma_reads},
+    {"registrations", &sim::SimStats::registrations},
+    {"registered_bytes", &sim::SimStats::registered_bytes},
+    {"deregistrations", &sim::SimStats::deregistrations},
+    {"cpu_copy_bytes", &sim::SimStats::cpu_copy_bytes},
+    {"cpu_copies", &sim::SimStats::cpu_copies},
+    {"copy_engine_bytes", &sim::SimStats::copy_engine_bytes},
+    {"copy_engine_copies", &sim::SimStats::copy_engine_copies},
+    {"rnr_retries", &sim::SimStats::rnr_retries},
+    {"completions_error", &sim::SimStats::completions_error},
+};
+
+Json transfer_to_json(size_t index, const TransferResult& t) {
+  return Json{{"index", index},
+              {"step_id", t.step_id},
+              {"phase", t.phase},
+              {"name", t.name},
+              {"src", t.src},
+              {"dst", t.dst},
+              {"bytes", t.bytes},
+              {"recv_called_ns", t.recv_called_ns},
+              {"done_ns", t.done_ns},
+              {"done", t.done},
+              {"code", static_cast<int>(t.status.code())},
+              {"message", t.status.message()},
+              {"verified", t.verified},
+              {"mismatch", t.mismatch}};
+}
+
+// Readers that throw on a wrong type or range; decode turns that into a Status.
+uint64_t u64(const Json& j, const char* key) { return j.at(key).get<uint64_t>(); }
+int64_t i64(const Json& j, const char* key) { return j.at(key).get<int64_t>(); }
+std::string str(const Json& j, const char* key) { return j.at(key).get<std::string>(); }
+bool boolean(const Json& j, const char* key) { return j.at(key).get<bool>(); }
+
+struct DecodeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+TransferResult transfer_from_json(const Json& j) {
+  TransferResult t;
+  t.step_id = u64(j, "step_id");
+  t.phase = str(j, "phase");
+  t.name = str(j, "name");
+  t.src = j.at("src").get<RankId>();
+  t.dst = j.at("dst").get<RankId>();
+  t.bytes = u64(j, "bytes");
+  t.recv_called_ns = i64(j, "recv_called_ns");
+  t.done_ns = i64(j, "done_ns");
+  t.done = boolean(j, "done");
+  const int code = j.at("code").get<int>();
+  if (code < 0 || code > kMaxStatusCode) throw DecodeError("status code " + std::to_string(code));
+  const std::string message = str(j, "message");
+  if (code != 0) t.status = Status(static_cast<StatusCode>(code), message);
+  t.verified = boolean(j, "verified");
+  t.mismatch = str(j, "mismatch");
+  return t;
+}
+
+}  // namespace
+
+RankOutcome rank_outcome_of(RankId rank, const WorkloadResult& result,
+                            const std::vector<uint64_t>& step_wire_bytes) {
+  RankOutcome o;
+  o.rank = rank;
+  o.finished = result.finished;
+  o.recvs_completed_twice = result.recvs_completed_twice;
+  for (size_t i = 0; i < result.steps.size(); ++i) {
+    const StepResult& s = result.steps[i];
+    RankStepOutcome so;
+    so.step_id = s.step_id;
+    so.start_ns = s.start_ns;
+    so.end_ns = s.end_ns;
+    so.finished = i < step_wire_bytes.size();
+    so.wire_bytes = so.finished ? step_wire_bytes[i] : 0;
+    for (size_t j = 0; j < s.transfers.size(); ++j) {
+      if (s.transfers[j].dst == rank) so.recvs.emplace_back(j, s.transfers[j]);
+    }
+    o.steps.push_back(std::move(so));
+  }
+  return o;
+}
+
+std::string encode_rank_outcome(const RankOutcome& o) {
+  Json j;
+  j["rank"] = o.rank;
+  j["finished"] = o.finished;
+  j["stop_reason"] = o.stop_reason;
+  j["recvs_completed_twice"] = o.recvs_completed_twice;
+  Json steps = Json::array();
+  for (const RankStepOutcome& s : o.steps) {
+    Json recvs = Json::array();
+    for (const auto& [index, t] : s.recvs) recvs.push_back(transfer_to_json(index, t));
+    steps.push_back(Json{{"step_id", s.step_id},
+                         {"start_ns", s.start_ns},
+                         {"end_ns", s.end_ns},
+                         {"finished", s.finished},
+                         {"wire_bytes", s.wire_bytes},
+                         {"recvs", std::move(recvs)}});
+  }
+  j["steps"] = std::move(steps);
+  Json protocol;
+  for (const ProtocolField& f : kProtocolFields) protocol[f.name] = o.protocol.*(f.field);
+  j["protocol"] = std::move(protocol);
+  Json transport;
+  for (const TransportField& f : kTransportFields) transport[f.name] = o.transport.*(f.field);
+  j["transport"] = std::move(transport);
+  j["problems"] = o.problems;
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Result<RankOutcome> decode_rank_outcome(std::string_view text, RankId expected_rank) {
+  const std::string who = "rank " + std::to_string(expected_rank) + "'s results";
+  try {
+    const Json j = Json::parse(text);
+    RankOutcome o;
+    o.rank = j.at("rank").get<RankId>();
+    if (o.rank != expected_rank) {
+      return Status(StatusCode::kMalformedMessage,
+                    who + " say they are rank " + std::to_string(o.rank) + "'s");
+    }
+    o.finished = boolean(j, "finished");
+    o.stop_reason = str(j, "stop_reason");
+    o.recvs_completed_twice = u64(j, "recvs_completed_twice");
+    for (const Json& s : j.at("steps")) {
+      RankStepOutcome so;
+      so.step_id = u64(s, "step_id");
+      so.start_ns = i64(s, "start_ns");
+      so.end_ns = i64(s, "end_ns");
+      so.finished = boolean(s, "finished");
+      so.wire_bytes = u64(s, "wire_bytes");
+      for (const Json& t : s.at("recvs")) {
+        so.recvs.emplace_back(t.at("index").get<size_t>(),
+                              transfer_from_json(t));
+      }
+      o.steps.push_back(std::move(so));
+    }
+    const Json& protocol = j.at("protocol");
+    for (const ProtocolField& f : kProtocolFields) o.protocol.*(f.field) = u64(protocol, f.name);
+    const Json& transport = j.at("transport");
+    for (const TransportField& f : kTransportFields) o.transport.*(f.field) = u64(transport, f.name);
+    o.problems = j.at("problems").get<std::vector<std::string>>();
+    return o;
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kMalformedMessage, who + " are malformed: " + e.what());
+  }
+}
+
+MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool complete) {
+  MergedRun m;
+  if (parts.empty()) return m;
+  const RankOutcome& first = parts.front();
+  m.workload.finished = true;
+  for (const RankOutcome& p : parts) {
+    m.workload.finished = m.workload.finished && p.finished;
+    m.workload.recvs_completed_twice += p.recvs_completed_twice;
+    m.rank_stats.push_back(p.transport);
+    m.protocol_stats.push_back(p.protocol);
+    if (!p.finished) {
+      m.problems.push_back("rank " + std::to_string(p.rank) + ": the workload did not finish" +
+                           (p.stop_reason.empty() ? std::string() : ": " + p.stop_reason));
+    }
+    for (const std::string& line : p.problems) {
+      m.problems.push_back("rank " + std::to_string(p.rank) + ": " + line);
+    }
+  }
+  for (size_t i = 0; i < first.steps.size(); ++i) {
+    const RankStepOutcome& base = first.steps[i];
+    StepResult step;
+    step.step_id = base.step_id;
+    step.start_ns = base.start_ns;
+    step.end_ns = base.end_ns;
+    std::map<size_t, TransferResult> by_index;
+    bool finished_everywhere = base.finished;
+    uint64_t wire_bytes = 0;
+    for (const RankOutcome& p : parts) {
+      if (i >= p.steps.size()) {
+        finished_everywhere = false;
+        continue;
+      }
+      const RankStepOutcome& s = p.steps[i];
+      finished_everywhere = finished_everywhere && s.finished;
+      wire_bytes += s.wire_bytes;
+      if (s.step_id != base.step_id) {
+        m.problems.push_back("rank " + std::to_string(p.rank) + " played step " +
+                             std::to_string(s.step_id) + " where rank " +
+                             std::to_string(first.rank) + " played step " +
+                             std::to_string(base.step_id));
+        continue;
+      }
+      for (const auto& [index, t] : s.recvs) {
+        if (t.dst != p.rank || !by_index.emplace(index, t).second) {
+          m.problems.push_back("rank " + std::to_string(p.rank) + " reported transfer " +
+                               std::to_string(index) + " of step " +
+                               std::to_string(base.step_id) + " that is not its to report");
+        }
+      }
+    }
+    // Indices must run 0..n-1 when every rank reported.
+    size_t expected = 0;
+    for (auto& [index, t] : by_index) {
+      if (complete && index != expected) {
+        m.problems.push_back("step " + std::to_string(base.step_id) + ": no rank reported transfer " +
+                             std::to_string(expected));
+      }
+      expected = index + 1;
+      step.transfers.push_back(std::move(t));
+    }
+    std::vector<std::optional<int64_t>> measured;
+    for (const TransferResult& t : step.transfers) {
+      if (!t.status.is_ok()) ++m.workload.recvs_failed;
+      if (!t.mismatch.empty()) ++m.workload.content_mismatches;
+      measured.push_back(t.done ? std::optional<int64_t>(t.done_ns - t.recv_called_ns)
+                                : std::nullopt);
+    }
+    m.measured_transfer_ns.push_back(std::move(measured));
+    m.measured_step_ns.push_back(finished_everywhere
+                                     ? std::optional<int64_t>(base.end_ns - base.start_ns)
+                                     : std::nullopt);
+    if (finished_everywhere) m.step_wire_bytes.push_back(wire_bytes);
+    m.workload.steps.push_back(std::move(step));
+  }
+  return m;
+}
+
+}  // namespace tensorwire

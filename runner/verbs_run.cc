@@ -1,0 +1,323 @@
+#include "runner/verbs_run.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "backend_verbs/blob_all_gather.h"
+#include "backend_verbs/coordinator_phase_gate.h"
+#include "backend_verbs/device_ipv4_address.h"
+#include "backend_verbs/verbs_nic_factory.h"
+#include "backend_verbs/verbs_rank_env.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/workload/workload_driver.h"
+#include "runner/rank_outcome.h"
+
+namespace tensorwire {
+namespace {
+
+using WallClock = std::chrono::steady_clock;
+
+std::string memory_field_value(MemoryKind kind, uint32_t device) {
+  return is_device(kind) ? "gpu" + std::to_string(device) : memory_kind_name(kind);
+}
+
+sim::SimStats transport_stats(const verbs::VerbsRankEnv& env) {
+  sim::SimStats s;
+  const verbs::TransportCounters& t = env.transport();
+  s.bytes_on_wire_tx = t.bytes_posted;
+  s.sends = t.sends;
+  s.rdma_writes = t.rdma_writes;
+  s.rdma_writes_with_imm = t.rdma_writes_with_imm;
+  s.rdma_reads = t.rdma_reads;
+  s.registrations = t.registrations;
+  s.registered_bytes = t.registered_bytes;
+  s.deregistrations = t.deregistrations;
+  s.completions_error = t.completions_error;
+  return s;
+}
+
+// The Recvs of the current phase this rank still waits for, for the error.
+std::string waiting_recvs(const WorkloadResult& result, RankId rank) {
+  if (result.steps.empty()) return "none";
+  std::string names;
+  for (const TransferResult& t : result.steps.back().transfers) {
+    if (t.dst != rank || t.done || t.recv_called_ns == 0) continue;
+    names += (names.empty() ? "'" : ", '") + t.name + "' from rank " + std::to_string(t.src);
+  }
+  return names.empty() ? "none" : names;
+}
+
+std::string ms_text(std::chrono::milliseconds ms) {
+  return std::to_string(ms.count()) + " ms";
+}
+
+}  // namespace
+
+Status check_scenario_for_verbs(Scenario& scenario, uint32_t world, bool gpu_as_host) {
+  const std::string where = scenario.source_path.empty() ? scenario.name : scenario.source_path;
+  if (scenario.broadcast) {
+    return Status(StatusCode::kInvalidArgument,
+                  where + ": [workload] kind = \"broadcast\" does not run on the verbs backend "
+                          "yet (it runs workloads of kind \"tensors\" and \"parameter_server\")");
+  }
+  if (scenario.protocol != "tf_verbs_zero_copy") {
+    return Status(StatusCode::kInvalidArgument, where + ": [protocol] name = \"" +
+                                                    scenario.protocol +
+                                                    "\" does not run on the verbs backend");
+  }
+  if (scenario.cluster.nodes != world) {
+    return Status(StatusCode::kInvalidArgument,
+                  where + ": [cluster] nodes = " + std::to_string(scenario.cluster.nodes) +
+                      " but the run has " + std::to_string(world) +
+                      " ranks (--world): one rank per node");
+  }
+  for (WorkloadStep& step : scenario.workload.steps) {
+    for (WorkloadPhase& phase : step.phases) {
+      for (TensorTransfer& t : phase.transfers) {
+        struct Side {
+          const char* field;
+          MemoryKind* kind;
+          uint32_t* device;
+        };
+        for (Side side : {Side{"src_memory", &t.src_kind, &t.src_device},
+                          Side{"dst_memory", &t.dst_kind, &t.dst_device}}) {
+          if (!is_device(*side.kind)) continue;
+          if (gpu_as_host) {
+            *side.kind = MemoryKind::kHostPinned;
+            *side.device = 0;
+            continue;
+          }
+          return Status(StatusCode::kInvalidArgument,
+                        where + ": tensor '" + t.name + "' (step " +
+                            std::to_string(step.step_id) + "): " + side.field + " = \"" +
+                            memory_field_value(*side.kind, *side.device) +
+                            "\" is GPU memory, which needs CUDA; the verbs backend has no CUDA "
+                            "support yet (--gpu-as-host places GPU tensors in host memory)");
+        }
+      }
+    }
+  }
+  return {};
+}
+
+Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario, const VerbsRunOptions& options,
+                                      TraceSink& trace) {
+  verbs::CoordinatorOptions co;
+  co.address = options.coordinator;
+  co.rank = options.rank;
+  co.world_size = options.world;
+  co.timeout = options.setup_timeout;
+  Result<std::unique_ptr<verbs::TcpCoordinator>> coordinator = verbs::TcpCoordinator::create(co);
+  if (!coordinator.is_ok()) return coordinator.status();
+  return run_verbs_rank(scenario, options, **coordinator, trace);
+}
+
+Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRunOptions& options,
+                                      verbs::TcpCoordinator& coordinator, TraceSink& trace) {
+  // Whatever stops this rank before the workload tells the others at once.
+  const auto give_up = [&coordinator](Status st) {
+    coordinator.abort(st);
+    return st;
+  };
+  if (coordinator.rank() != options.rank || coordinator.world_size() != options.world) {
+    return give_up(Status(StatusCode::kInvalidArgument,
+                          "the coordinator was made for rank " +
+                              std::to_string(coordinator.rank()) + " of " +
+                              std::to_string(coordinator.world_size()) + ", the run is rank " +
+                              std::to_string(options.rank) + " of " +
+                              std::to_string(options.world)));
+  }
+  if (options.phase_timeout.count() <= 0 || options.setup_timeout.count() <= 0) {
+    return give_up(Status(StatusCode::kInvalidArgument, "timeouts must be positive"));
+  }
+  Scenario scenario = scenario_in;
+  if (Status st = check_scenario_for_verbs(scenario, options.world, options.gpu_as_host);
+      !st.is_ok()) {
+    return give_up(st);
+  }
+
+  VerbsRunReport out;
+  out.rank = options.rank;
+  out.world = options.world;
+  out.device = options.device;
+  out.address = options.address;
+  if (out.address.empty()) {
+    Result<std::string> found = verbs::device_ipv4_address(options.device);
+    if (!found.is_ok()) return give_up(found.status());
+    out.address = *found;
+  }
+
+  verbs::VerbsNicOptions nic_options;
+  nic_options.device_name = options.device;
+  nic_options.address = out.address;
+  nic_options.send_queue_depth = scenario.cluster.send_queue_depth;
+  // The rendezvous keeps control_ring_size receives posted per peer.
+  nic_options.recv_queue_depth = std::max<uint32_t>(scenario.tf_verbs.control_ring_size, 16);
+  nic_options.rnr_retry_count =
+      static_cast<uint8_t>(std::min<uint32_t>(scenario.cluster.rnr_retry_count, 7));
+  nic_options.connect_timeout = options.setup_timeout;
+  Result<std::unique_ptr<verbs::VerbsNic>> nic = verbs::connect_verbs_nic(nic_options, coordinator);
+  if (!nic.is_ok()) return nic.status();  // connect_verbs_nic has aborted the coordinator
+
+  SimulationReport& report = out.report;
+  report.scenario_name = scenario.name;
+  report.scenario_path = scenario.source_path;
+  report.backend = "verbs";
+  report.seed = options.has_seed ? options.seed : scenario.seed;
+  report.payload = true;  // verbs always moves the bytes, and they are always checked
+  report.ranks = options.world;
+
+  verbs::VerbsRankEnv env(**nic, trace);
+  tf_verbs::RdmaRendezvous rendezvous(env.env(), scenario.tf_verbs);
+  if (Status st = rendezvous.start(); !st.is_ok()) {
+    return give_up(Status(st.code(), "rank " + std::to_string(options.rank) +
+                                         ": the protocol could not start: " + st.message()));
+  }
+  // Every rank's receive rings are posted before anyone sends.
+  if (Status st = coordinator.barrier(options.setup_timeout); !st.is_ok()) return st;
+
+  verbs::CoordinatorPhaseGate gate(coordinator, options.phase_timeout);
+  WorkloadDriver driver(scenario.workload, report.seed, options.rank, options.world, env.env(),
+                        &rendezvous, gate);
+  std::vector<uint64_t> step_wire_bytes;
+  uint64_t wire_bytes_at_last_step_end = 0;
+  driver.set_progress_callback([&](size_t, size_t) {
+    const uint64_t now = env.transport().bytes_posted;
+    step_wire_bytes.push_back(now - wire_bytes_at_last_step_end);
+    wire_bytes_at_last_step_end = now;
+  });
+
+  std::vector<std::string> local_problems;
+  uint64_t events = 0;
+  uint32_t idle_turns = 0;
+  uint64_t phases_agreed = 0;
+  WallClock::time_point phase_began = WallClock::now();
+  driver.start();
+  while (!driver.finished() && !driver.stopped()) {
+    if (options.die_at_step && !driver.result().steps.empty() &&
+        driver.result().steps.back().step_id == *options.die_at_step) {
+      out.died = true;
+      if (options.die) options.die();
+      // In-process: leave without a word; the NIC and coordinator close as
+      // the stack unwinds, as a killed process's would.
+      return out;
+    }
+    Result<uint32_t> n = env.poll();
+    if (!n.is_ok()) {
+      driver.stop(Status(n.status().code(), "the NIC failed: " + n.status().message()));
+      break;
+    }
+    uint32_t handled = *n;
+    if (gate.poll()) ++handled;
+    events += handled;
+    if (gate.agreed_phases() != phases_agreed) {
+      phases_agreed = gate.agreed_phases();
+      phase_began = WallClock::now();
+    }
+    // The phase's own deadline: this rank's Recvs must be done in time (the
+    // barrier after them has its own).
+    if (!gate.waiting() && WallClock::now() - phase_began > options.phase_timeout) {
+      const uint64_t step_id =
+          driver.result().steps.empty() ? 0 : driver.result().steps.back().step_id;
+      driver.stop(Status(StatusCode::kAborted,
+                         "step " + std::to_string(step_id) + ": rank " +
+                             std::to_string(options.rank) + "'s Recvs did not finish within " +
+                             ms_text(options.phase_timeout) + " (waiting for " +
+                             waiting_recvs(driver.result(), options.rank) + ")"));
+      break;
+    }
+    if (handled > 0) {
+      idle_turns = 0;
+    } else if (++idle_turns > options.idle_spins_before_sleep) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  // The coordinator is the barrier thread's until its barrier ends (bounded
+  // by its deadline); only then may this thread touch it.
+  while (gate.waiting()) {
+    if (!gate.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // A rank that stopped on its own (not at a failed barrier, which broke the
+  // coordinator already) tells the others at once.
+  if (driver.stopped()) coordinator.abort(driver.stop_reason());
+
+  // Let this rank's last writes complete before anyone tears down.
+  const WallClock::time_point drain_until = WallClock::now() + options.phase_timeout;
+  while (driver.finished() &&
+         (rendezvous.outstanding_requests() != 0 || rendezvous.pending_responses() != 0) &&
+         WallClock::now() < drain_until) {
+    Result<uint32_t> n = env.poll();
+    if (!n.is_ok()) break;
+    events += *n;
+  }
+  if (rendezvous.outstanding_requests() != 0 || rendezvous.pending_responses() != 0) {
+    local_problems.push_back(std::to_string(rendezvous.outstanding_requests()) +
+                             " requests and " + std::to_string(rendezvous.pending_responses()) +
+                             " responses still pending at the end");
+  }
+
+  RankOutcome mine = rank_outcome_of(options.rank, driver.result(), step_wire_bytes);
+  mine.stop_reason = driver.stopped() ? driver.stop_reason().to_string() : std::string();
+  mine.protocol = rendezvous.stats();
+  mine.transport = transport_stats(env);
+  mine.transport.cpu_copies = env.memory().counters().cpu_copies;
+  mine.transport.cpu_copy_bytes = env.memory().counters().cpu_copy_bytes;
+  mine.transport.copy_engine_copies = env.copies().copies;
+  mine.transport.copy_engine_bytes = env.copies().bytes;
+  mine.problems = local_problems;
+
+  std::vector<RankOutcome> parts;
+  Result<std::vector<std::string>> gathered = verbs::all_gather_blobs(coordinator,
+                                                                      encode_rank_outcome(mine));
+  if (gathered.is_ok()) {
+    for (RankId r = 0; r < gathered->size(); ++r) {
+      if (r == options.rank) {
+        parts.push_back(mine);
+        continue;
+      }
+      Result<RankOutcome> part = decode_rank_outcome((*gathered)[r], r);
+      if (!part.is_ok()) {
+        parts.clear();
+        mine.problems.push_back(part.status().message());
+        break;
+      }
+      parts.push_back(std::move(*part));
+    }
+  } else {
+    mine.problems.push_back("the ranks' results could not be gathered (only this rank's Recvs "
+                            "are reported): " +
+                            gathered.status().message());
+  }
+  out.whole_run = !parts.empty();
+  if (parts.empty()) parts.push_back(mine);
+  MergedRun merged = merge_rank_outcomes(parts, out.whole_run);
+
+  report.workload = std::move(merged.workload);
+  report.step_wire_bytes = std::move(merged.step_wire_bytes);
+  report.rank_stats = std::move(merged.rank_stats);
+  report.protocol_stats = std::move(merged.protocol_stats);
+  for (const sim::SimStats& s : report.rank_stats) report.total_stats += s;
+  report.simulated_end_ns = env.clock().now_ns();
+  report.events_processed = events;
+  out.measured_step_ns = std::move(merged.measured_step_ns);
+  out.measured_transfer_ns = std::move(merged.measured_transfer_ns);
+  report.problems = std::move(merged.problems);
+  for (const StepResult& s : report.workload.steps) {
+    for (const TransferResult& t : s.transfers) {
+      if (std::string p = transfer_problem(s.step_id, t); !p.empty()) {
+        report.problems.push_back(std::move(p));
+      }
+    }
+  }
+  if (report.workload.recvs_completed_twice > 0) {
+    report.problems.push_back(std::to_string(report.workload.recvs_completed_twice) +
+                              " Recv done callbacks ran more than once");
+  }
+  driver.release_memory();
+  return out;
+}
+
+}  // namespace tensorwire

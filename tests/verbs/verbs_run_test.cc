@@ -1,0 +1,317 @@
+// The simulator's scenarios on a real RDMA device: every rank a thread of this
+// process with its own coordinator, VerbsNic, memory, clock and RdmaRendezvous
+// (runner/verbs_run.h), exactly as separate processes would have them; and
+// through `tensorwire launch` as real processes. Every delivered tensor is
+// checked byte for byte; a rank that dies makes the others fail with an
+// error, never hang. Skips without a device (TENSORWIRE_RDMA_DEVICE / _ADDR).
+#include "runner/verbs_run.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/simulation_run.h"
+#include "scenario/scenario_loader.h"
+#include "tests/verbs/verbs_cluster.h"
+
+namespace tensorwire {
+namespace {
+
+using std::chrono::milliseconds;
+using verbs::testing::rdma_unavailable_reason;
+
+const std::string kRoot = TENSORWIRE_SOURCE_ROOT;
+
+Scenario load(const std::string& relative) { return load_scenario_file(kRoot + "/" + relative); }
+
+std::string all_problems(const SimulationReport& r) {
+  std::string s;
+  for (const std::string& p : r.problems) s += "  " + p + "\n";
+  return s;
+}
+
+// Runs every rank of `scenario` as a thread; `tweak` adjusts one rank's options.
+std::vector<Result<VerbsRunReport>> run_ranks(
+    const Scenario& scenario, uint32_t world,
+    const std::function<void(RankId, VerbsRunOptions&)>& tweak = {}) {
+  std::vector<std::unique_ptr<verbs::TcpCoordinator>> cs(world);
+  const auto make = [world](const std::string& address, RankId r) {
+    Result<std::unique_ptr<verbs::TcpCoordinator>> c =
+        verbs::TcpCoordinator::create({address, r, world, milliseconds(30000)});
+    EXPECT_TRUE(c.is_ok()) << c.status().to_string();
+    return std::move(c).value();
+  };
+  cs[0] = make("127.0.0.1:0", 0);
+  const std::string address = "127.0.0.1:" + std::to_string(cs[0]->port());
+  for (RankId r = 1; r < world; ++r) cs[r] = make(address, r);
+  std::vector<Result<VerbsRunReport>> results(world, Status(StatusCode::kInternal, "not run"));
+  std::vector<std::thread> threads;
+  for (RankId r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      VerbsRunOptions o;
+      o.rank = r;
+      o.world = world;
+      o.device = std::getenv("TENSORWIRE_RDMA_DEVICE");
+      o.address = std::getenv("TENSORWIRE_RDMA_ADDR");
+      o.gpu_as_host = true;
+      o.setup_timeout = milliseconds(30000);
+      o.phase_timeout = milliseconds(30000);
+      if (tweak) tweak(r, o);
+      NullTraceSink trace;
+      results[r] = run_verbs_rank(scenario, o, *cs[r], trace);
+      // A rank that died takes its coordinator connection with it.
+      if (results[r].is_ok() && results[r]->died) cs[r].reset();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+// Every rank passed, saw the whole run, and agrees with the simulator on what
+// was moved: the same tensors in each step with the same content bytes.
+void expect_passes_like_the_simulator(const std::string& path, uint32_t world) {
+  Scenario scenario = load(path);
+  std::vector<Result<VerbsRunReport>> results = run_ranks(scenario, world);
+  ASSERT_TRUE(check_scenario_for_verbs(scenario, world, true).is_ok());
+  NullTraceSink trace;
+  SimulationReport sim = run_simulation(scenario, {}, trace);
+  ASSERT_TRUE(sim.passed()) << all_problems(sim);
+  for (RankId r = 0; r < world; ++r) {
+    ASSERT_TRUE(results[r].is_ok()) << "rank " << r << ": " << results[r].status().to_string();
+    const VerbsRunReport& v = *results[r];
+    EXPECT_TRUE(v.whole_run) << "rank " << r;
+    EXPECT_TRUE(v.report.passed()) << "rank " << r << ":\n" << all_problems(v.report);
+    EXPECT_EQ(v.report.backend, "verbs");
+    EXPECT_TRUE(v.report.workload.finished);
+    ASSERT_EQ(v.report.workload.steps.size(), sim.workload.steps.size());
+    for (size_t i = 0; i < sim.workload.steps.size(); ++i) {
+      const auto& vt = v.report.workload.steps[i].transfers;
+      const auto& st = sim.workload.steps[i].transfers;
+      ASSERT_EQ(vt.size(), st.size()) << "step " << i;
+      for (size_t j = 0; j < st.size(); ++j) {
+        EXPECT_EQ(vt[j].name, st[j].name);
+        EXPECT_EQ(vt[j].bytes, st[j].bytes) << vt[j].name;
+        EXPECT_TRUE(vt[j].done && vt[j].status.is_ok()) << vt[j].name;
+        // Checked byte for byte: payload verification ran on this tensor.
+        EXPECT_EQ(vt[j].verified, st[j].verified) << vt[j].name;
+      }
+      ASSERT_TRUE(v.measured_step_ns[i].has_value());
+    }
+  }
+}
+
+TEST(VerbsRun, QuickstartOnTwoRanksDeliversEveryTensorByteExact) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  expect_passes_like_the_simulator("scenarios/quickstart.toml", 2);
+}
+
+TEST(VerbsRun, StringTensorsOnTwoRanks) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  expect_passes_like_the_simulator("scenarios/string_tensors.toml", 2);
+}
+
+TEST(VerbsRun, MetaDataChangesOnThreeRanks) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  expect_passes_like_the_simulator("scenarios/meta_data_change.toml", 3);
+}
+
+TEST(VerbsRun, DeadTensorsOnFourRanks) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  expect_passes_like_the_simulator("tests/verbs/scenarios/dead_tensors_4ranks.toml", 4);
+}
+
+TEST(VerbsRun, EveryPairOfFourRanksWithMetaDataChanges) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  expect_passes_like_the_simulator("tests/verbs/scenarios/mesh_4ranks.toml", 4);
+}
+
+TEST(VerbsRun, ARankThatDiesMidStepMakesTheOthersFailWithAnErrorNotHang) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  Scenario scenario = load("tests/verbs/scenarios/mesh_4ranks.toml");
+  std::vector<Result<VerbsRunReport>> results =
+      run_ranks(scenario, 4, [](RankId r, VerbsRunOptions& o) {
+        o.phase_timeout = milliseconds(20000);
+        if (r == 2) {
+          o.die_at_step = 2;
+          o.die = [] {};  // in-process: just leave, dropping NIC and coordinator
+        }
+      });
+  ASSERT_TRUE(results[2].is_ok());
+  EXPECT_TRUE(results[2]->died);
+  for (RankId r : {0u, 1u, 3u}) {
+    ASSERT_TRUE(results[r].is_ok()) << results[r].status().to_string();
+    const SimulationReport& rep = results[r]->report;
+    EXPECT_FALSE(rep.passed()) << "rank " << r;
+    EXPECT_FALSE(rep.workload.finished);
+    EXPECT_FALSE(results[r]->whole_run);
+    const std::string problems = all_problems(rep);
+    EXPECT_NE(problems.find("did not finish"), std::string::npos) << problems;
+    // Step 1 was complete before rank 2 died.
+    ASSERT_GE(rep.workload.steps.size(), 1u);
+    for (const TransferResult& t : rep.workload.steps[0].transfers) {
+      EXPECT_TRUE(t.status.is_ok()) << t.name << ": " << t.status.to_string();
+    }
+  }
+}
+
+TEST(VerbsRun, GpuMemoryWithoutGpuAsHostIsRefusedNamingTensorAndField) {
+  Scenario scenario = load("scenarios/quickstart.toml");
+  Status st = check_scenario_for_verbs(scenario, 2, false);
+  ASSERT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("tensor 'weights'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("dst_memory = \"gpu1\""), std::string::npos) << st.message();
+  EXPECT_EQ(check_scenario_for_verbs(scenario, 3, true).code(), StatusCode::kInvalidArgument)
+      << "two nodes are two ranks";
+  Scenario broadcast = load("scenarios/broadcast_mixed.toml");
+  EXPECT_EQ(check_scenario_for_verbs(broadcast, broadcast.cluster.nodes, true).code(),
+            StatusCode::kInvalidArgument);
+}
+
+// ---- tensorwire launch: real processes ----
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliResult run_cli(const std::string& args) {
+  const std::string command = std::string(TENSORWIRE_CLI_PATH) + " " + args + " 2>&1";
+  CliResult r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          (name + "-" + std::to_string(::getpid()) + ".json"))
+      .string();
+}
+
+TEST(VerbsLaunch, TwoProcessesRunQuickstartAndRankZeroWritesMeasuredJson) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  const std::string json = temp_path("tw-launch");
+  CliResult r = run_cli("launch -n 2 " + kRoot + "/scenarios/quickstart.toml --gpu-as-host --json " +
+                        json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] PASS"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[rank 1] PASS"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 0 exited with 0; rank 1 exited with 0"), std::string::npos);
+  std::ifstream in(json);
+  ASSERT_TRUE(in.good()) << json;
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["backend"], "verbs");
+  EXPECT_EQ(j["passed"], true);
+  EXPECT_EQ(j["steps"].size(), 3u);
+  EXPECT_TRUE(j["steps"][0].contains("measured_ns"));
+  EXPECT_TRUE(j["steps"][0]["per_tensor"][0].contains("measured_ns"));
+  std::filesystem::remove(json);
+}
+
+TEST(VerbsLaunch, AKilledRankMakesTheOthersFailOnTheirOwnAndLaunchReportsIt) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  // Rank 1 kills itself (SIGKILL) when it starts step 2; the others must
+  // fail by themselves, well before launch's grace period would stop them.
+  CliResult r = run_cli("launch -n 3 " + kRoot +
+                        "/scenarios/meta_data_change.toml --gpu-as-host --die-at 1:2 "
+                        "--phase-timeout 20 --grace 120");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("rank 1 was killed by signal 9"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("stopped by launch"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 0 exited with 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 2 exited with 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] FAIL"), std::string::npos) << r.output;
+}
+
+// ---- CLI flag errors: no device needed ----
+
+TEST(VerbsCli, FlagErrorsNameTheFlagAndExitTwo) {
+  const std::string q = kRoot + "/scenarios/quickstart.toml";
+  struct Case {
+    std::string args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"run " + q + " --backend cuda", "--backend must be 'sim' or 'verbs'"},
+      {"run " + q + " --device rxe0", "--device applies to --backend verbs only"},
+      {"run " + q + " --backend verbs --rank 0 --device rxe0", "--world"},
+      {"run " + q + " --backend verbs --rank x --world 2 --device rxe0", "--rank must be a whole number"},
+      {"run " + q + " --backend verbs --rank 2 --world 2 --device rxe0", "rank"},
+      {"run " + q + " --backend verbs --rank 0 --world 2 --device rxe0",
+       "--coordinator HOST:PORT is required"},
+      {"run " + q + " --backend verbs --rank 0 --world 2 --coordinator 127.0.0.1:1 --device rxe0",
+       "dst_memory = \"gpu1\""},
+      {"run " + q + " --backend verbs --rank 0 --world 2 --coordinator 127.0.0.1:1 --device rxe0 "
+       "--gpu-as-host --phase-timeout -1",
+       "--phase-timeout must be a number of seconds"},
+      {"run " + q + " --backend verbs --rank 0 --world 3 --coordinator 127.0.0.1:1 --device rxe0 "
+       "--gpu-as-host",
+       "[cluster] nodes = 2 but the run has 3 ranks"},
+      {"run " + q + " --backend verbs --rank 0 --world 2 --coordinator 127.0.0.1:1 --device rxe0 "
+       "--gpu-as-host --timing-only",
+       "--timing-only does not apply"},
+      {"run " + q + " --backend verbs --rank 0 --world 2 --coordinator 127.0.0.1:1 --device rxe0 "
+       "--gpu-as-host --die-at 1",
+       "--die-at must be RANK:STEP"},
+      {"launch -n 0 " + q, "-n must be a whole number of ranks from 1 to 64"},
+      {"launch -n 65 " + q, "-n must be a whole number of ranks from 1 to 64"},
+      {"launch -n 2 " + q + " --device rxe0", "dst_memory = \"gpu1\""},
+      {"launch -n 2 " + q + " --grace 0", "--grace must be a number of seconds"},
+      {"launch -n 2 /no/such/file.toml", "/no/such/file.toml"},
+  };
+  for (const Case& c : cases) {
+    CliResult r = run_cli(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace tensorwire
+
+namespace tensorwire {
+namespace {
+
+TEST(VerbsRun, AWriteToAStaleRkeyThroughTheProtocolIsARemoteAccessError) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  // The bug zoo's stale re-request address: after step 2's meta-data change
+  // the sender writes to the result buffer of the first request, whose
+  // registration the receiver has given up. On hardware that is a remote
+  // access error, and the Recvs on that queue pair fail with it.
+  Scenario scenario = load("scenarios/meta_data_change.toml");
+  scenario.tf_verbs.planted_bug = tf_verbs::PlantedBug::kStaleReRequestAddress;
+  std::vector<Result<VerbsRunReport>> results = run_ranks(
+      scenario, 3, [](RankId, VerbsRunOptions& o) { o.phase_timeout = milliseconds(20000); });
+  bool remote_access_error = false;
+  for (RankId r = 0; r < 3; ++r) {
+    ASSERT_TRUE(results[r].is_ok()) << results[r].status().to_string();
+    const SimulationReport& rep = results[r]->report;
+    EXPECT_FALSE(rep.passed()) << "rank " << r;
+    for (const TransferResult& t : rep.workload.steps.at(0).transfers) {
+      EXPECT_TRUE(t.status.is_ok()) << "step 1 has no stale address yet: " << t.name;
+    }
+    remote_access_error =
+        remote_access_error || all_problems(rep).find("REMOTE_ACCESS") != std::string::npos;
+  }
+  EXPECT_TRUE(remote_access_error) << all_problems(results[0]->report);
+}
+
+}  // namespace
+}  // namespace tensorwire
