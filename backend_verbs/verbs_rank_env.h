@@ -8,8 +8,8 @@
 #include <cstdint>
 
 #include "backend_verbs/counting_nic.h"
-#include "backend_verbs/host_copy_engine.h"
-#include "backend_verbs/host_memory_space.h"
+#include "backend_verbs/verbs_copy_engine.h"
+#include "backend_verbs/verbs_memory_space.h"
 #include "backend_verbs/monotonic_clock.h"
 #include "backend_verbs/verbs_nic.h"
 #include "core/rank_env.h"
@@ -32,7 +32,7 @@ class VerbsRankEnv {
 
   VerbsNic& nic() { return nic_; }
   MonotonicClock& clock() { return clock_; }
-  HostMemorySpace& memory() { return memory_; }
+  VerbsMemorySpace& memory() { return memory_; }
   const TransportCounters& transport() const { return counting_nic_.counters(); }
   const CopyEngineCounters& copies() const { return copy_engine_.counters(); }
 
@@ -41,8 +41,8 @@ class VerbsRankEnv {
   TraceSink& trace_;
   CountingNic counting_nic_;
   MonotonicClock clock_;
-  HostMemorySpace memory_;
-  HostCopyEngine copy_engine_;
+  VerbsMemorySpace memory_;
+  VerbsCopyEngine copy_engine_;
 };
 
 }  // namespace tensorwire::verbs

@@ -8,6 +8,7 @@
 
 #include "backend_verbs/blob_all_gather.h"
 #include "backend_verbs/coordinator_phase_gate.h"
+#include "backend_verbs/cuda_memory.h"
 #include "backend_verbs/device_ipv4_address.h"
 #include "backend_verbs/verbs_nic_factory.h"
 #include "backend_verbs/verbs_rank_env.h"
@@ -90,12 +91,17 @@ Status check_scenario_for_verbs(Scenario& scenario, uint32_t world, bool gpu_as_
             *side.device = 0;
             continue;
           }
+          // GPU memory through CUDA, where this build has it and the GPU exists.
+          const Result<uint32_t> gpus = verbs::cuda::device_count();
+          if (gpus && *side.device < *gpus) continue;
+          const std::string why = gpus ? "this machine has " + std::to_string(*gpus) + " CUDA GPU(s)"
+                                       : gpus.status().message();
           return Status(StatusCode::kInvalidArgument,
                         where + ": tensor '" + t.name + "' (step " +
                             std::to_string(step.step_id) + "): " + side.field + " = \"" +
                             memory_field_value(*side.kind, *side.device) +
-                            "\" is GPU memory, which needs CUDA; the verbs backend has no CUDA "
-                            "support yet (--gpu-as-host places GPU tensors in host memory)");
+                            "\" is GPU memory, which this machine cannot give: " + why +
+                            " (--gpu-as-host places GPU tensors in host memory)");
         }
       }
     }

@@ -95,7 +95,7 @@ void add_verbs_options(CLI::App& command, VerbsArgs& args, bool with_placement) 
       ->type_name("A.B.C.D")
       ->group(group);
   command.add_flag("--gpu-as-host", args.gpu_as_host,
-                   "Place GPU tensors in host memory (the verbs backend has no CUDA yet)")
+                   "Place GPU tensors in host memory (for machines without the CUDA GPUs the scenario names)")
       ->group(group);
   command.add_option("--setup-timeout", args.setup_timeout,
                      "Seconds each set-up step may take (join, connect, barriers); default 60")

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend_verbs/cuda_memory.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
 #include "tests/verbs/verbs_cluster.h"
@@ -81,10 +82,13 @@ std::vector<Result<VerbsRunReport>> run_ranks(
 
 // Every rank passed, saw the whole run, and agrees with the simulator on what
 // was moved: the same tensors in each step with the same content bytes.
-void expect_passes_like_the_simulator(const std::string& path, uint32_t world) {
+// With `on_gpus`, GPU tensors live in CUDA memory (not --gpu-as-host).
+void expect_passes_like_the_simulator(const std::string& path, uint32_t world, bool on_gpus = false) {
   Scenario scenario = load(path);
-  std::vector<Result<VerbsRunReport>> results = run_ranks(scenario, world);
-  ASSERT_TRUE(check_scenario_for_verbs(scenario, world, true).is_ok());
+  std::vector<Result<VerbsRunReport>> results = run_ranks(
+      scenario, world, [on_gpus](RankId, VerbsRunOptions& o) { o.gpu_as_host = !on_gpus; });
+  Scenario checked = scenario;
+  ASSERT_TRUE(check_scenario_for_verbs(checked, world, !on_gpus).is_ok());
   NullTraceSink trace;
   SimulationReport sim = run_simulation(scenario, {}, trace);
   ASSERT_TRUE(sim.passed()) << all_problems(sim);
@@ -115,6 +119,18 @@ void expect_passes_like_the_simulator(const std::string& path, uint32_t world) {
 TEST(VerbsRun, QuickstartOnTwoRanksDeliversEveryTensorByteExact) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   expect_passes_like_the_simulator("scenarios/quickstart.toml", 2);
+}
+
+// GPU memory for real: GPUDirect registration of device memory (gpu1 in
+// quickstart), and the host-proxy path with cudaMemcpyAsync for GPUs without
+// GPUDirect (gpu_no_direct). Needs an RDMA device and two CUDA GPUs.
+TEST(VerbsRun, GpuScenariosRunOnCudaMemoryByteExact) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  Result<uint32_t> gpus = verbs::cuda::device_count();
+  if (!gpus) GTEST_SKIP() << "no CUDA GPU: " << gpus.status().to_string();
+  if (*gpus < 2) GTEST_SKIP() << "these scenarios use gpu0 and gpu1; this machine has " << *gpus;
+  expect_passes_like_the_simulator("scenarios/gpu_no_direct.toml", 2, true);
+  expect_passes_like_the_simulator("scenarios/quickstart.toml", 2, true);
 }
 
 TEST(VerbsRun, StringTensorsOnTwoRanks) {
@@ -166,12 +182,19 @@ TEST(VerbsRun, ARankThatDiesMidStepMakesTheOthersFailWithAnErrorNotHang) {
   }
 }
 
-TEST(VerbsRun, GpuMemoryWithoutGpuAsHostIsRefusedNamingTensorAndField) {
+TEST(VerbsRun, GpuMemoryThisMachineCannotGiveIsRefusedNamingTensorFieldAndWhy) {
   Scenario scenario = load("scenarios/quickstart.toml");
   Status st = check_scenario_for_verbs(scenario, 2, false);
+  Result<uint32_t> gpus = verbs::cuda::device_count();
+  if (gpus && *gpus >= 2) {
+    EXPECT_TRUE(st.is_ok()) << "gpu1 exists here: " << st.to_string();
+    GTEST_SKIP() << "this machine has " << *gpus << " CUDA GPUs: nothing to refuse";
+  }
   ASSERT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("tensor 'weights'"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("dst_memory = \"gpu1\""), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(gpus ? "CUDA GPU(s)" : gpus.status().message()), std::string::npos)
+      << st.message();
   EXPECT_EQ(check_scenario_for_verbs(scenario, 3, true).code(), StatusCode::kInvalidArgument)
       << "two nodes are two ranks";
   Scenario broadcast = load("scenarios/broadcast_mixed.toml");

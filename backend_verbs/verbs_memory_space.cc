@@ -1,4 +1,4 @@
-#include "backend_verbs/host_memory_space.h"
+#include "backend_verbs/verbs_memory_space.h"
 
 #include <unistd.h>
 
@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "backend_verbs/cuda_memory.h"
 #include "backend_verbs/verbs_call_error.h"
 
 namespace tensorwire::verbs {
@@ -26,20 +27,27 @@ size_t system_page_bytes() {
 
 }  // namespace
 
-HostMemorySpace::HostMemorySpace() : page_bytes_(system_page_bytes()) {
+VerbsMemorySpace::VerbsMemorySpace() : page_bytes_(system_page_bytes()) {
   if (page_bytes_ == 0) page_bytes_ = 4096;
 }
 
-HostMemorySpace::~HostMemorySpace() {
+VerbsMemorySpace::~VerbsMemorySpace() {
   for (auto& [addr, block] : blocks_) std::free(block.data);
+  for (auto& [addr, block] : device_blocks_) (void)cuda::release(block.device, addr);
 }
 
-Result<Buffer> HostMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64_t bytes) {
+Result<Buffer> VerbsMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64_t bytes) {
   if (is_device(kind)) {
-    return Status(StatusCode::kUnavailable,
-                  std::string("memory kind ") + memory_kind_name(kind) + " (GPU " +
-                      std::to_string(device) +
-                      ") needs CUDA, which the verbs backend does not support yet");
+    Result<uint64_t> addr = cuda::allocate(device, bytes);
+    if (!addr) {
+      return Status(addr.status().code(), std::string("memory kind ") + memory_kind_name(kind) +
+                                              " (GPU " + std::to_string(device) +
+                                              "): " + addr.status().message());
+    }
+    device_blocks_[*addr] = DeviceBlock{bytes, kind, device};
+    ++counters_.allocations;
+    counters_.allocated_bytes += bytes;
+    return Buffer{*addr, bytes, kind, device};
   }
   // Round up to whole pages, at least one; refuse sizes whose rounding overflows.
   const uint64_t page = page_bytes_;
@@ -64,7 +72,14 @@ Result<Buffer> HostMemorySpace::allocate(MemoryKind kind, uint32_t device, uint6
   return Buffer{addr, bytes, kind, 0};
 }
 
-void HostMemorySpace::free(const Buffer& buffer) {
+void VerbsMemorySpace::free(const Buffer& buffer) {
+  if (auto d = device_blocks_.find(buffer.addr);
+      d != device_blocks_.end() && d->second.length == buffer.length) {
+    counters_.allocated_bytes -= d->second.length;
+    (void)cuda::release(d->second.device, d->first);  // an error here leaks device memory, no more
+    device_blocks_.erase(d);
+    return;
+  }
   auto it = blocks_.find(buffer.addr);
   if (it == blocks_.end() || it->second.length != buffer.length) {
     ++stray_frees_;
@@ -75,7 +90,7 @@ void HostMemorySpace::free(const Buffer& buffer) {
   blocks_.erase(it);
 }
 
-Result<std::byte*> HostMemorySpace::locate(uint64_t addr, uint64_t length,
+Result<std::byte*> VerbsMemorySpace::locate(uint64_t addr, uint64_t length,
                                            const char* what) const {
   auto it = blocks_.upper_bound(addr);
   if (it != blocks_.begin()) {
@@ -90,12 +105,32 @@ Result<std::byte*> HostMemorySpace::locate(uint64_t addr, uint64_t length,
                                                   " is not inside a live host allocation");
 }
 
-Result<std::byte*> HostMemorySpace::range(const Buffer& buffer, uint64_t offset, uint64_t length,
+Status VerbsMemorySpace::check_device_range(const Buffer& buffer, uint64_t offset, uint64_t length,
+                                            const char* what) const {
+  if (offset > buffer.length || length > buffer.length - offset) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(what) + ": " + std::to_string(length) + " bytes at offset " +
+                      std::to_string(offset) + " exceed a buffer of " +
+                      std::to_string(buffer.length) + " bytes");
+  }
+  const uint64_t addr = buffer.addr + offset;
+  auto it = device_blocks_.upper_bound(addr);
+  if (it != device_blocks_.begin()) {
+    --it;
+    if (addr >= it->first && length <= it->second.length && addr - it->first <= it->second.length - length) {
+      return {};
+    }
+  }
+  return Status(StatusCode::kInvalidArgument, std::string(what) + ": " + describe(addr, length) +
+                                                  " is not inside a live GPU allocation");
+}
+
+Result<std::byte*> VerbsMemorySpace::range(const Buffer& buffer, uint64_t offset, uint64_t length,
                                           const char* what) const {
   if (is_device(buffer.kind)) {
-    return Status(StatusCode::kUnavailable, std::string(what) + ": memory kind " +
-                                                memory_kind_name(buffer.kind) +
-                                                " needs CUDA, which the verbs backend lacks");
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(what) + ": memory kind " + memory_kind_name(buffer.kind) + " (GPU " +
+                      std::to_string(buffer.device) + ") is not host memory; the CPU cannot touch it");
   }
   if (offset > buffer.length || length > buffer.length - offset) {
     return Status(StatusCode::kInvalidArgument,
@@ -106,13 +141,13 @@ Result<std::byte*> HostMemorySpace::range(const Buffer& buffer, uint64_t offset,
   return locate(buffer.addr + offset, length, what);
 }
 
-std::span<std::byte> HostMemorySpace::host_view(const Buffer& buffer) {
+std::span<std::byte> VerbsMemorySpace::host_view(const Buffer& buffer) {
   Result<std::byte*> p = range(buffer, 0, buffer.length, "host_view");
   if (!p.is_ok()) return {};
   return {*p, static_cast<size_t>(buffer.length)};
 }
 
-Status HostMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
+Status VerbsMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
                                  uint64_t src_offset, uint64_t bytes) {
   Result<std::byte*> to = range(dst, dst_offset, bytes, "cpu_copy destination");
   if (!to.is_ok()) return to.status();
@@ -124,16 +159,24 @@ Status HostMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const B
   return {};
 }
 
-Status HostMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
+Status VerbsMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
                                     std::span<const std::byte> data) {
+  if (is_device(buffer.kind)) {
+    if (Status st = check_device_range(buffer, offset, data.size(), "write_bytes"); !st.is_ok()) return st;
+    return cuda::copy(buffer.addr + offset, reinterpret_cast<uint64_t>(data.data()), data.size());
+  }
   Result<std::byte*> to = range(buffer, offset, data.size(), "write_bytes");
   if (!to.is_ok()) return to.status();
   if (!data.empty()) std::memmove(*to, data.data(), data.size());
   return {};
 }
 
-Status HostMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
+Status VerbsMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
                                    std::span<std::byte> out) {
+  if (is_device(buffer.kind)) {
+    if (Status st = check_device_range(buffer, offset, out.size(), "read_bytes"); !st.is_ok()) return st;
+    return cuda::copy(reinterpret_cast<uint64_t>(out.data()), buffer.addr + offset, out.size());
+  }
   Result<std::byte*> from = range(buffer, offset, out.size(), "read_bytes");
   if (!from.is_ok()) return from.status();
   if (!out.empty()) std::memmove(out.data(), *from, out.size());

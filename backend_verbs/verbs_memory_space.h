@@ -1,12 +1,16 @@
-// One rank's MemorySpace on a real machine: host memory only, for now.
+// One rank's MemorySpace on a real machine: host memory, and GPU memory
+// through the CUDA runtime where the build has CUDA (backend_verbs/cuda_memory.h).
 //
 // Host allocations (pinned or pageable) are page-aligned, zero-filled blocks
 // of the process's own memory: ibv_reg_mr pins whatever it registers, so a
 // "pinned" buffer needs no mlock of its own, and page alignment keeps one
 // buffer's registration from pinning a neighbour's page. A zero-length buffer
 // still gets a page, so its address is unique, as the contract asks.
-// GPU memory kinds answer kUnavailable naming the kind and the device: CUDA
-// memory is a later part of the verbs backend.
+// GPU kinds (with GPUDirect or not: which one is the scenario's word for the
+// GPU) are cudaMalloc'ed on that GPU; their address is the device pointer,
+// host_view() and cpu_copy() refuse them (the CPU cannot touch them), and
+// write_bytes/read_bytes go through cudaMemcpy. Without CUDA, or without a
+// GPU, allocating one answers the CUDA call's error.
 //
 // Every byte access (host_view, cpu_copy, read_bytes, write_bytes) is checked
 // against a live allocation; a buffer that is not inside one is an error, never
@@ -30,12 +34,12 @@ struct HostMemoryCounters {
   uint64_t cpu_copy_bytes = 0;
 };
 
-class HostMemorySpace final : public MemorySpace {
+class VerbsMemorySpace final : public MemorySpace {
  public:
-  HostMemorySpace();
-  ~HostMemorySpace() override;
-  HostMemorySpace(const HostMemorySpace&) = delete;
-  HostMemorySpace& operator=(const HostMemorySpace&) = delete;
+  VerbsMemorySpace();
+  ~VerbsMemorySpace() override;
+  VerbsMemorySpace(const VerbsMemorySpace&) = delete;
+  VerbsMemorySpace& operator=(const VerbsMemorySpace&) = delete;
 
   Result<Buffer> allocate(MemoryKind kind, uint32_t device, uint64_t bytes) override;
   // Freeing a buffer that is not a live allocation's start is ignored (and
@@ -52,9 +56,13 @@ class HostMemorySpace final : public MemorySpace {
   // The bytes of [addr, addr + length) when they lie inside one live host
   // allocation; an error naming the range otherwise. For the copy engine.
   Result<std::byte*> locate(uint64_t addr, uint64_t length, const char* what) const;
+  // OK when buffer[offset, offset + length) lies in one live GPU allocation;
+  // an error naming the range otherwise. For the copy engine.
+  Status check_device_range(const Buffer& buffer, uint64_t offset, uint64_t length,
+                            const char* what) const;
 
   const HostMemoryCounters& counters() const { return counters_; }
-  uint64_t live_allocations() const { return blocks_.size(); }
+  uint64_t live_allocations() const { return blocks_.size() + device_blocks_.size(); }
   uint64_t stray_frees() const { return stray_frees_; }
   size_t page_bytes() const { return page_bytes_; }
 
@@ -64,12 +72,19 @@ class HostMemorySpace final : public MemorySpace {
     uint64_t length = 0;  // what was asked for (the block may be longer)
     MemoryKind kind = MemoryKind::kHostPinned;
   };
+  struct DeviceBlock {
+    uint64_t length = 0;
+    MemoryKind kind = MemoryKind::kDeviceGpuDirect;
+    uint32_t device = 0;
+  };
+
   // The bytes of buffer[offset, offset + length), checked.
   Result<std::byte*> range(const Buffer& buffer, uint64_t offset, uint64_t length,
                            const char* what) const;
 
   size_t page_bytes_;
   std::map<uint64_t, Block> blocks_;  // by address
+  std::map<uint64_t, DeviceBlock> device_blocks_;  // by device address
   HostMemoryCounters counters_;
   uint64_t stray_frees_ = 0;
 };
