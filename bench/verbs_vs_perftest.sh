@@ -136,11 +136,12 @@ if [ "$inner" -eq 1 ]; then
 fi
 
 # ---- on this host: checks, then the device session, then the table -------------------------
+"$root/scripts/install_deps.sh" || { echo "$me: scripts/install_deps.sh failed" >&2; exit 2; }
 missing=()
 [ -x "$tw" ] || missing+=("tensorwire is not built ($tw): run scripts/build.sh (or ninja -C build)")
 for t in ib_write_bw ib_write_lat ib_send_lat; do
   command -v "$t" >/dev/null || {
-    missing+=("perftest's $t is not installed: run scripts/install_bench_deps.sh (Debian package perftest)")
+    missing+=("perftest's $t is not installed: run scripts/install_deps.sh (Debian package perftest)")
     break
   }
 done

@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   libtomlplusplus-dev libboost-graph-dev libcli11-dev nlohmann-json3-dev
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
+  perftest iproute2
 )
 
 missing=()
