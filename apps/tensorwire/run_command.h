@@ -20,6 +20,7 @@ struct VerbsArgs {
   std::string device;       // empty: $TENSORWIRE_RDMA_DEVICE
   std::string address;      // empty: from the device's GID table
   bool gpu_as_host = false;
+  bool busy_poll = false;   // never sleep in the progress loop
   std::string setup_timeout = "60";  // seconds
   std::string phase_timeout = "60";  // seconds
   std::string die_at;       // "RANK:STEP" (tests: that rank dies when it starts that step)

@@ -274,6 +274,7 @@ TEST(VerbsCli, FlagErrorsNameTheFlagAndExitTwo) {
   const std::vector<Case> cases = {
       {"run " + q + " --backend cuda", "--backend must be 'sim' or 'verbs'"},
       {"run " + q + " --device rxe0", "--device applies to --backend verbs only"},
+      {"run " + q + " --busy-poll", "--busy-poll applies to --backend verbs only"},
       {"run " + q + " --backend verbs --rank 0 --device rxe0", "--world"},
       {"run " + q + " --backend verbs --rank x --world 2 --device rxe0", "--rank must be a whole number"},
       {"run " + q + " --backend verbs --rank 2 --world 2 --device rxe0", "rank"},
