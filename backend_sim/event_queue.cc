@@ -1,7 +1,5 @@
 #include "backend_sim/event_queue.h"
 
-#include "core/state_digest.h"
-
 #include <algorithm>
 #include <utility>
 

@@ -11,6 +11,7 @@
 
 #include "backend_sim/scheduler.h"
 #include "core/clock.h"
+#include "core/state_digest.h"
 
 namespace tensorwire::sim {
 
@@ -53,6 +54,16 @@ class EventQueue {
   void touch(uint32_t rank) { use(SharedObject::whole_rank(rank)); }
   void nic_work_on_send_queue(uint32_t rank, uint32_t peer) {
     if (scheduler_) scheduler_->nic_work_on_send_queue(rank, peer);
+  }
+  // A `what` for schedule_at from the values an event acts on; 0 without a
+  // scheduler (only model checkers digest pending events, so a plain
+  // simulation does not pay for it).
+  template <typename... Values>
+  uint64_t what(Values... values) const {
+    if (!scheduler_) return 0;
+    StateDigest d;
+    (d.add(static_cast<uint64_t>(values)), ...);
+    return d.value();
   }
   // No-op for an event that already ran or was cancelled.
   void cancel(EventId id);

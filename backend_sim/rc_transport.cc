@@ -10,17 +10,6 @@
 namespace tensorwire::sim {
 namespace {
 
-// What a pending event acts on, for EventQueue::pending_digest.
-template <typename... Values>
-uint64_t event_what(Values... values) {
-  StateDigest d;
-  (d.add(static_cast<uint64_t>(values)), ...);
-  return d.value();
-}
-
-}  // namespace
-namespace {
-
 const char* opcode_name(WorkOpcode op) {
   switch (op) {
     case WorkOpcode::kSend: return "send";
@@ -171,7 +160,8 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
                            opcode_name(it->second.opcode), started_ns + latency, duration, detail);
     }
   }
-  context_.events.schedule_after(latency, peer, "arrival", event_what(rank, peer, seq), [this, rank, peer, seq] {
+  const uint64_t what = context_.events.what(rank, peer, seq);
+  context_.events.schedule_after(latency, peer, "arrival", what, [this, rank, peer, seq] {
     QueuePair& in = qps_[peer][rank];
     for (Arrival& a : in.arrivals) {
       if (a.seq == seq) {
@@ -189,7 +179,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
   qp.wire_busy = true;
   const TimeNs latency = context_.cluster.nic_latency_ns;
   // The read request crosses the wire; the responder checks the rkey and sends the data back.
-  context_.events.schedule_after(latency, peer, "arrival", event_what(rank, peer, seq),
+  context_.events.schedule_after(latency, peer, "arrival", context_.events.what(rank, peer, seq),
                                  [this, rank, peer, seq, wr, latency] {
     if (qps_[rank][peer].outstanding.count(seq) == 0) return;  // flushed meanwhile
     if (qps_[peer][rank].state == QpState::kError || context_.crashed[peer]) {
@@ -229,7 +219,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
                                  std::to_string(wr.local.length) + " bytes");
           }
           context_.events.schedule_after(
-              latency, rank, "arrival", event_what(rank, peer, seq),
+              latency, rank, "arrival", context_.events.what(rank, peer, seq),
               [this, rank, peer, seq, wr, data = std::move(data)] {
                 QueuePair& q = qps_[rank][peer];
                 if (q.outstanding.count(seq) == 0) return;
@@ -366,7 +356,7 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
   QueuePair& qp = qps_[rank][peer];
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
   qp.last_completion_ns = at;
-  const uint64_t what = event_what(peer, static_cast<uint64_t>(status), byte_len, seq);
+  const uint64_t what = context_.events.what(peer, static_cast<uint64_t>(status), byte_len, seq);
   context_.events.schedule_at(at, rank, "completion", what, [this, rank, peer, seq, status, byte_len] {
     QueuePair& q = qps_[rank][peer];
     auto it = q.outstanding.find(seq);
@@ -395,7 +385,7 @@ void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion co
   // reorders same-time events cannot reorder a QP's completions.
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
   qp.last_completion_ns = at;
-  const uint64_t what = event_what(completion.wr_id, peer, static_cast<uint64_t>(completion.opcode),
+  const uint64_t what = context_.events.what(completion.wr_id, peer, static_cast<uint64_t>(completion.opcode),
                                    static_cast<uint64_t>(completion.status), completion.byte_len,
                                    completion.imm_data);
   context_.events.schedule_at(at, rank, "completion", what,

@@ -1,7 +1,5 @@
 #include "backend_sim/sim_copy_engine.h"
 
-#include "core/state_digest.h"
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -74,10 +72,8 @@ Status SimCopyEngine::submit_host_copy(const Buffer& dst, uint64_t dst_offset, c
 void SimCopyEngine::schedule_copy(TimeNs end, const Buffer& dst, uint64_t dst_offset,
                                   const Buffer& src, uint64_t src_offset, uint64_t bytes,
                                   CopyDone done) {
-  StateDigest what;
-  what.add(dst.addr).add(dst_offset).add(src.addr).add(src_offset).add(bytes);
   context_.events.schedule_at(
-      end, rank_, "copy", what.value(),
+      end, rank_, "copy", context_.events.what(dst.addr, dst_offset, src.addr, src_offset, bytes),
       [this, dst, dst_offset, src, src_offset, bytes, done = std::move(done)] {
         if (context_.crashed[rank_]) return;
         Status st;
