@@ -55,6 +55,8 @@ class EventQueue {
   void nic_work_on_send_queue(uint32_t rank, uint32_t peer) {
     if (scheduler_) scheduler_->nic_work_on_send_queue(rank, peer);
   }
+  // A scheduler is installed: a model checker, which may digest the state.
+  bool digesting() const { return scheduler_ != nullptr; }
   // A `what` for schedule_at from the values an event acts on; 0 without a
   // scheduler (only model checkers digest pending events, so a plain
   // simulation does not pay for it).

@@ -107,7 +107,7 @@ bool SimMemorySpace::materialize(Allocation& a) {
   return true;
 }
 
-void SimMemorySpace::mark_written(const Allocation& a, uint64_t offset, uint64_t length) {
+void SimMemorySpace::track_written(const Allocation& a, uint64_t offset, uint64_t length) {
   const size_t blocks = (a.bytes.size() + kDigestBlockBytes - 1) / kDigestBlockBytes;
   if (a.block_terms.size() != blocks) {  // bytes appeared, all zero: every term is 0
     a.content_sum = 0;
@@ -218,7 +218,7 @@ void SimMemorySpace::digest(StateDigest& d) const {
   d.add(allocations_.size());
   for (const auto& [addr, a] : allocations_) {
     d.add(addr).add(a.buffer.length).add(a.bytes.size());
-    mark_written(a, 0, 0);  // sizes the block tables
+    track_written(a, 0, 0);  // sizes the block tables
     for (uint32_t b : a.stale_blocks) {
       const uint64_t offset = uint64_t{b} * kDigestBlockBytes;
       const uint64_t length = std::min<uint64_t>(kDigestBlockBytes, a.bytes.size() - offset);

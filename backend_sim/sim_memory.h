@@ -67,8 +67,12 @@ class SimMemorySpace final : public MemorySpace {
     mutable std::vector<uint32_t> stale_blocks;      // the blocks with block_stale set
   };
   // Bytes [offset, offset + length) of `a` may change: their blocks are
-  // hashed again at the next digest.
-  static void mark_written(const Allocation& a, uint64_t offset, uint64_t length);
+  // hashed again at the next digest. Only under a model checker: a plain
+  // simulation never digests and keeps no tables.
+  void mark_written(const Allocation& a, uint64_t offset, uint64_t length) const {
+    if (context_.events.digesting()) track_written(a, offset, length);
+  }
+  static void track_written(const Allocation& a, uint64_t offset, uint64_t length);
   Status check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
                      const char* what) const;
   Allocation* find_allocation(const Buffer& buffer);
