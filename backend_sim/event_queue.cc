@@ -86,38 +86,44 @@ bool EventQueue::run_next() {
   }
   // Scheduler path: gather every live event due at the earliest time, let the
   // scheduler pick one, put the rest back (their sequence numbers keep FIFO
-  // order for the next round).
-  ready_.clear();
-  HeapEntry first;
-  if (!pop_live(first)) return false;
-  ready_.push_back(first);
-  while (!heap_.empty() && heap_.front().at_ns == first.at_ns) {
-    HeapEntry e;
-    if (!pop_live(e)) break;
-    if (e.at_ns != first.at_ns) {
-      heap_.push_back(e);
-      std::push_heap(heap_.begin(), heap_.end(), later);
-      break;
+  // order for the next round). A scheduler that injected a fault instead of
+  // picking (kGatherAgain) gets the ready events gathered afresh.
+  for (;;) {
+    ready_.clear();
+    HeapEntry first;
+    if (!pop_live(first)) return false;
+    ready_.push_back(first);
+    while (!heap_.empty() && heap_.front().at_ns == first.at_ns) {
+      HeapEntry e;
+      if (!pop_live(e)) break;
+      if (e.at_ns != first.at_ns) {
+        heap_.push_back(e);
+        std::push_heap(heap_.begin(), heap_.end(), later);
+        break;
+      }
+      ready_.push_back(e);
     }
-    ready_.push_back(e);
+    ready_info_.clear();
+    for (const HeapEntry& e : ready_) {
+      const Slot& s = slots_[e.slot];
+      ready_info_.push_back({e.sequence, s.rank, s.kind, s.parent, e.at_ns});
+    }
+    now_ns_ = std::max(now_ns_, first.at_ns);
+    running_sequence_ = Scheduler::kInjectedSequence;
+    size_t pick =
+        ready_.size() == 1 && !scheduler_->wants_every_event() ? 0 : scheduler_->pick(ready_info_);
+    const bool again = pick == Scheduler::kGatherAgain;
+    if (pick >= ready_.size()) pick = 0;
+    for (size_t i = 0; i < ready_.size(); ++i) {
+      if (i == pick && !again) continue;
+      heap_.push_back(ready_[i]);
+      std::push_heap(heap_.begin(), heap_.end(), later);
+    }
+    if (again) continue;
+    scheduler_->ran(ready_info_[pick]);
+    run_slot(ready_[pick].slot);
+    return true;
   }
-  ready_info_.clear();
-  for (const HeapEntry& e : ready_) {
-    const Slot& s = slots_[e.slot];
-    ready_info_.push_back({e.sequence, s.rank, s.kind, s.parent, e.at_ns});
-  }
-  size_t pick =
-      ready_.size() == 1 && !scheduler_->wants_every_event() ? 0 : scheduler_->pick(ready_info_);
-  if (pick >= ready_.size()) pick = 0;
-  for (size_t i = 0; i < ready_.size(); ++i) {
-    if (i == pick) continue;
-    heap_.push_back(ready_[i]);
-    std::push_heap(heap_.begin(), heap_.end(), later);
-  }
-  now_ns_ = std::max(now_ns_, first.at_ns);
-  scheduler_->ran(ready_info_[pick]);
-  run_slot(ready_[pick].slot);
-  return true;
 }
 
 bool EventQueue::next_time(TimeNs& at_ns) {

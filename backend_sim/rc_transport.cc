@@ -47,6 +47,7 @@ void RcTransport::set_handler(uint32_t rank, CompletionHandler handler) {
 
 Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkRequest& wr) {
   QueuePair& qp = qps_[rank][peer];
+  context_.events.use(SharedObject::queue_pair(rank, peer));
   if (!valid_opcode(wr.opcode)) {
     return {StatusCode::kInvalidArgument, "post_send: unknown opcode"};
   }
@@ -67,6 +68,7 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
 
 Status RcTransport::post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr) {
   QueuePair& qp = qps_[rank][peer];
+  context_.events.use(SharedObject::queue_pair(rank, peer));
   if (qp.state == QpState::kError) {
     return {StatusCode::kQpError, "post_recv: queue pair to rank " + std::to_string(peer) +
                                       " is in the error state"};
@@ -163,6 +165,7 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
   const uint64_t what = context_.events.what(rank, peer, seq);
   context_.events.schedule_after(latency, peer, "arrival", what, [this, rank, peer, seq] {
     QueuePair& in = qps_[peer][rank];
+    context_.events.use(SharedObject::queue_pair(peer, rank));
     for (Arrival& a : in.arrivals) {
       if (a.seq == seq) {
         a.arrived = true;
@@ -181,6 +184,8 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
   // The read request crosses the wire; the responder checks the rkey and sends the data back.
   context_.events.schedule_after(latency, peer, "arrival", context_.events.what(rank, peer, seq),
                                  [this, rank, peer, seq, wr, latency] {
+    context_.events.use(SharedObject::queue_pair(rank, peer));
+    context_.events.use(SharedObject::queue_pair(peer, rank));
     if (qps_[rank][peer].outstanding.count(seq) == 0) return;  // flushed meanwhile
     if (qps_[peer][rank].state == QpState::kError || context_.crashed[peer]) {
       complete_send(rank, peer, seq, context_.now() + latency, CompletionStatus::kRetryExceeded, 0);
@@ -210,6 +215,8 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
     qp_back.flow = ports_.start(
         peer, rank, wr.local.length,
         [this, rank, peer, seq, wr, latency, started, data = std::move(data)]() mutable {
+          // The response's flow belongs to the requester's queue pair.
+          context_.events.use(SharedObject::send_queue(rank, peer));
           qps_[rank][peer].flow_live = false;
           context_.stats[peer].bytes_on_wire_tx += wr.local.length;
           if (context_.tracing) {
@@ -221,6 +228,8 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
           context_.events.schedule_after(
               latency, rank, "arrival", context_.events.what(rank, peer, seq),
               [this, rank, peer, seq, wr, data = std::move(data)] {
+                context_.events.use(SharedObject::queue_pair(rank, peer));
+                context_.events.use(SharedObject::send_queue(rank, peer));
                 QueuePair& q = qps_[rank][peer];
                 if (q.outstanding.count(seq) == 0) return;
                 q.wire_busy = false;
@@ -240,6 +249,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
 
 void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
   QueuePair& in = qps_[receiver][sender];
+  context_.events.use(SharedObject::queue_pair(receiver, sender));
   const TimeNs latency = context_.cluster.nic_latency_ns;
   while (!in.rnr_waiting && !in.arrivals.empty() && in.arrivals.front().arrived) {
     Arrival a = std::move(in.arrivals.front());
@@ -271,6 +281,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
                                      [this, receiver, sender] {
                                        // Runs as the sender's, acts on the receiver.
                                        context_.events.touch(receiver);
+                                       context_.events.use(SharedObject::queue_pair(receiver, sender));
                                        qps_[receiver][sender].rnr_waiting = false;
                                        process_arrivals(receiver, sender);
                                      });
@@ -354,11 +365,14 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
 void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs at,
                                 CompletionStatus status, uint32_t byte_len) {
   QueuePair& qp = qps_[rank][peer];
+  // Only the completion's time stamp is kept here (not reported as a use of
+  // the queue pair: every caller already uses one end or the other).
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
   qp.last_completion_ns = at;
   const uint64_t what = context_.events.what(peer, static_cast<uint64_t>(status), byte_len, seq);
   context_.events.schedule_at(at, rank, "completion", what, [this, rank, peer, seq, status, byte_len] {
     QueuePair& q = qps_[rank][peer];
+    context_.events.use(SharedObject::queue_pair(rank, peer));
     auto it = q.outstanding.find(seq);
     if (it == q.outstanding.end()) return;  // flushed when the QP broke
     Completion c;
@@ -401,10 +415,12 @@ void RcTransport::hand_over(uint32_t rank, const Completion& completion) {
 
 void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus first_status) {
   QueuePair& qp = qps_[rank][peer];
+  context_.events.use(SharedObject::queue_pair(rank, peer));
   if (qp.state == QpState::kError) return;
-  // Both ends' state changes here, whichever rank's event is running.
-  context_.events.touch(rank);
-  context_.events.touch(peer);
+  // Both ends' queue pairs change here, whichever rank's event is running;
+  // the ranks themselves learn of it only through the completions delivered
+  // below (or a failing post).
+  context_.events.use(SharedObject::queue_pair(peer, rank));
   context_.events.use(SharedObject::send_queue(rank, peer));
   context_.events.use(SharedObject::send_queue(peer, rank));
   qp.state = QpState::kError;

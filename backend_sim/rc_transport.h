@@ -30,7 +30,10 @@ class RcTransport {
   RcTransport(SimContext& context, std::vector<SimMemorySpace*> memories,
               std::vector<MemoryRegistry*> registries);
 
-  QpState state(uint32_t rank, uint32_t peer) const { return qps_[rank][peer].state; }
+  QpState state(uint32_t rank, uint32_t peer) const {
+    context_.events.use(SharedObject::queue_pair(rank, peer));
+    return qps_[rank][peer].state;
+  }
   Status post_send(uint32_t rank, uint32_t peer, const SendWorkRequest& wr);
   Status post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr);
   void set_handler(uint32_t rank, CompletionHandler handler);

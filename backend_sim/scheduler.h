@@ -29,6 +29,11 @@ struct SharedObject {
     kSendQueue,  // the send side of queue pair rank -> peer: its work requests and wire
     kMemory,     // rank's bytes and registrations at [addr, addr + length)
     kCpu,        // when rank's CPU is next free (work is charged to it)
+    // rank's end of its queue pair to peer: the QP's state, its posted
+    // receives, its work requests not yet completed, the arrivals waiting on
+    // it. Rank's code reaches it only through posts and state queries, so an
+    // injected QP error need not be ordered with rank's other work.
+    kQueuePair,
   };
   Kind kind = Kind::kRank;
   uint32_t rank = 0;
@@ -42,6 +47,7 @@ struct SharedObject {
     return {Kind::kMemory, rank, 0, addr, length};
   }
   static SharedObject cpu(uint32_t rank) { return {Kind::kCpu, rank, 0, 0, 0}; }
+  static SharedObject queue_pair(uint32_t rank, uint32_t peer) { return {Kind::kQueuePair, rank, peer, 0, 0}; }
 };
 
 class Scheduler {
@@ -50,6 +56,14 @@ class Scheduler {
   // Index into `ready` (never empty) of the event to run next. Called when
   // more than one event is ready, and for a lone event too while
   // wants_every_event() (a model checker offering a fault there).
+  // kGatherAgain: the scheduler changed the world instead (a model checker
+  // injected a fault, which may schedule events and cancel others); the
+  // queue gathers the ready events again and asks once more. The clock is
+  // already at the instant being decided when pick is called.
+  static constexpr size_t kGatherAgain = SIZE_MAX;
+  // The parent (ReadyEvent::parent) of events scheduled inside pick, by an
+  // injected fault: no event that ran created them.
+  static constexpr uint64_t kInjectedSequence = UINT64_MAX;
   virtual size_t pick(std::span<const ReadyEvent> ready) = 0;
   virtual bool wants_every_event() const { return false; }
   // Every event, chosen or alone, just before it runs (the model checker

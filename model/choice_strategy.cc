@@ -118,24 +118,16 @@ size_t RecordingScheduler::pick(std::span<const sim::ReadyEvent> ready) {
   if (choice >= width) choice = 0;
   choices_.push_back(choice);
   widths_.push_back(width);
-  if (choice >= n) {  // a fault: the first ready event runs, then the fault
+  if (choice >= n) {  // a fault: it strikes now, then the queue asks again
     fault_done_ = true;
-    fault_pending_ = InjectedFault{faults_.kinds[choice - n], ready[0].rank};
-    return 0;
+    const InjectedFault fault{faults_.kinds[choice - n], ready[0].rank};
+    struck_ = fault;
+    strategy_.ran(sim::ReadyEvent{sim::Scheduler::kInjectedSequence, UINT32_MAX,
+                                  fault_kind_name(fault.kind), 0, ready[0].at_ns});
+    if (fault_handler_) fault_handler_(fault);
+    return kGatherAgain;
   }
   return choice;
-}
-
-uint64_t RecordingScheduler::fault_state() const {
-  uint64_t h = fault_done_ ? 1 : 0;
-  if (fault_pending_) h = h * 31 + 2 + static_cast<uint64_t>(fault_pending_->kind) * 7 + fault_pending_->rank * 131;
-  return h;
-}
-
-std::optional<InjectedFault> RecordingScheduler::take_pending_fault() {
-  std::optional<InjectedFault> pending = fault_pending_;
-  fault_pending_.reset();
-  return pending;
 }
 
 }  // namespace tensorwire::model

@@ -4,6 +4,7 @@
 // ReplayStrategy follows to rerun the same execution exactly.
 #pragma once
 
+#include <functional>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -76,8 +77,8 @@ class ReplayStrategy final : public ChoiceStrategy {
 // (random walks and PCT, which would otherwise inject at once).
 enum class FaultKind : uint8_t {
   kQpError,              // the queue pair between ranks 0 and 1 goes to error
-  kRegistrationFailure,  // the next memory registration of the rank whose event ran fails
-  kCrash,                // the rank whose event ran dies: its queue pairs fail, it runs no more
+  kRegistrationFailure,  // the next memory registration of the rank of the first ready event fails
+  kCrash,                // the rank of the first ready event dies: its queue pairs fail, it runs no more
 };
 const char* fault_kind_name(FaultKind kind);  // "qp_error", "reg_fail", "crash"
 // "none", or kinds separated by commas ("qp_error,reg_fail"); false when a
@@ -97,14 +98,17 @@ struct FaultOffer {
 
 struct InjectedFault {
   FaultKind kind = FaultKind::kQpError;
-  uint32_t rank = 0;  // the rank of the event that ran at that choice point
+  uint32_t rank = 0;  // the rank of the first ready event at that choice point
 };
 
 // A sim::Scheduler that asks a strategy at every choice point and records,
 // for each, how many alternatives there were and which was picked. With
 // faults on offer there is one more alternative per fault kind than ready
-// events: picking one runs the first ready event and then has that fault
-// injected. One fault per execution.
+// events: picking one injects that fault there, through the fault handler,
+// as a step of its own (the strategy is told it ran, as a ReadyEvent of rank
+// UINT32_MAX whose kind is the fault's name), then the ready events are
+// gathered again and the strategy asked once more, a choice point of its
+// own. One fault per execution.
 class RecordingScheduler final : public sim::Scheduler {
  public:
   explicit RecordingScheduler(ChoiceStrategy& strategy, FaultOffer faults = {})
@@ -121,17 +125,24 @@ class RecordingScheduler final : public sim::Scheduler {
   const std::vector<uint32_t>& choices() const { return choices_; }
   const std::vector<uint32_t>& widths() const { return widths_; }
   // The fault picked at the last choice point, once.
-  std::optional<InjectedFault> take_pending_fault();
+  // Who injects a picked fault into the simulation (the explorer); the
+  // objects it uses are reported to the strategy as the fault's.
+  void set_fault_handler(std::function<void(const InjectedFault&)> handler) {
+    fault_handler_ = std::move(handler);
+  }
   bool fault_injected() const { return fault_done_; }
-  // What the fingerprint of a state must include: which fault is still to
-  // come or waiting to be applied.
-  uint64_t fault_state() const;
+  // What the fingerprint of a state must include: whether the fault is still
+  // to come.
+  uint64_t fault_state() const {
+    return fault_done_ ? 1 + static_cast<uint64_t>(struck_.kind) * 7 + uint64_t{struck_.rank} * 131 : 0;
+  }
 
  private:
   ChoiceStrategy& strategy_;
   FaultOffer faults_;
   bool fault_done_ = false;
-  std::optional<InjectedFault> fault_pending_;
+  InjectedFault struck_;  // once fault_done_
+  std::function<void(const InjectedFault&)> fault_handler_;
   std::vector<sim::ReadyEvent> options_;
   std::vector<uint32_t> choices_;
   std::vector<uint32_t> widths_;

@@ -15,14 +15,16 @@ constexpr uint64_t kEveryRank = ~uint64_t{0};
 DporSearch::DporSearch(uint32_t ranks) : ranks_(ranks) {
   const uint64_t r = ranks;
   send_queues_apart_ = r + r * r <= 64;
+  queue_pairs_apart_ = r + 2 * r * r <= 64;
+  const uint64_t pairs = queue_pairs_apart_ ? r * r : 0;
   if (send_queues_apart_ && r > 0) {
-    // What is left after the ranks, send queues and CPUs, shared out.
-    const uint64_t left = 64 - r - r * r;
+    // What is left after the ranks, send queues, queue pairs and CPUs, shared out.
+    const uint64_t left = 64 - r - r * r - pairs;
     const uint64_t bins = left >= r ? (left - r) / r : 0;
     memory_bins_ = static_cast<uint32_t>(std::min<uint64_t>(bins, kMemoryBins));
   }
   objects_ = send_queues_apart_
-                 ? static_cast<uint32_t>(r + r * r + (memory_bins_ > 0 ? r + r * memory_bins_ : 0))
+                 ? static_cast<uint32_t>(r + r * r + pairs + (memory_bins_ > 0 ? r + r * memory_bins_ : 0))
                  : std::min<uint32_t>(ranks, 63) + 1;
   if (objects_ == 0) objects_ = 1;
 }
@@ -33,12 +35,17 @@ uint64_t DporSearch::object_bit(uint32_t object) { return uint64_t{1} << object;
 
 uint64_t DporSearch::bits_of(const sim::SharedObject& o) const {
   using Kind = sim::SharedObject::Kind;
-  const bool known = o.rank < ranks_ && (o.kind != Kind::kSendQueue || o.peer < ranks_);
+  const bool paired = o.kind == Kind::kSendQueue || o.kind == Kind::kQueuePair;
+  const bool known = o.rank < ranks_ && (!paired || o.peer < ranks_);
   if (o.kind == Kind::kRank || !send_queues_apart_ || !known) return rank_bit(o.rank);
   const uint32_t queues = ranks_;  // first send-queue bit
   if (o.kind == Kind::kSendQueue) return object_bit(queues + o.rank * ranks_ + o.peer);
+  const uint32_t pairs = queues + ranks_ * ranks_;  // first queue-pair bit, when apart
+  if (o.kind == Kind::kQueuePair) {
+    return queue_pairs_apart_ ? object_bit(pairs + o.rank * ranks_ + o.peer) : rank_bit(o.rank);
+  }
   if (memory_bins_ == 0) return rank_bit(o.rank);
-  const uint32_t cpus = queues + ranks_ * ranks_;
+  const uint32_t cpus = pairs + (queue_pairs_apart_ ? ranks_ * ranks_ : 0);
   if (o.kind == Kind::kCpu) return object_bit(cpus + o.rank);
   const uint32_t first_bin = cpus + ranks_ + o.rank * memory_bins_;
   constexpr uint64_t kUnit = 256;
@@ -57,7 +64,11 @@ uint32_t DporSearch::choose(std::span<const sim::ReadyEvent> ready, uint64_t ste
   if (step < prefix_) {
     Node& node = nodes_[step];
     bool same = node.sequences.size() == ready.size();
-    for (size_t a = 0; same && a < ready.size(); ++a) same = node.sequences[a] == ready[a].sequence;
+    size_t faults = 0;
+    for (size_t a = 0; same && a < ready.size(); ++a) {
+      const uint64_t key = ready[a].rank == kFaultRank ? fault_key(faults++) : ready[a].sequence;
+      same = node.sequences[a] == key;
+    }
     if (!same) {
       throw std::logic_error("dpor: choice point " + std::to_string(step) +
                              " differs from the one recorded; the simulator is not deterministic");
@@ -78,11 +89,20 @@ uint32_t DporSearch::choose(std::span<const sim::ReadyEvent> ready, uint64_t ste
     Node node;
     node.backtrack.assign(ready.size(), 0);
     node.done.assign(ready.size(), 0);
+    size_t faults = 0;
     for (size_t a = 0; a < ready.size(); ++a) {
       const bool fault = ready[a].rank == kFaultRank;
-      node.sequences.push_back(fault ? 0 : ready[a].sequence);
-      // A fault still open is explored at every choice point.
-      if (fault) node.backtrack[a] = 1;
+      if (!fault) {
+        node.sequences.push_back(ready[a].sequence);
+        continue;
+      }
+      const uint64_t key = fault_key(faults++);
+      node.sequences.push_back(key);
+      if (!raced_fault_kind_.empty() && raced_fault_kind_ == ready[a].kind) {
+        raced_fault_key_ = key;  // placed by its races (analyse_races)
+      } else {
+        node.backtrack[a] = 1;  // tried at every choice point where it is open
+      }
     }
     node.chosen = 0;  // the first ready event (never a fault: they come last)
     node.backtrack[0] = 1;
@@ -92,8 +112,15 @@ uint32_t DporSearch::choose(std::span<const sim::ReadyEvent> ready, uint64_t ste
   }
   const Node& node = nodes_[step];
   pending_node_ = static_cast<int64_t>(step);
-  pending_fault_ = node.sequences[node.chosen] == 0;
+  pending_key_ = node.sequences[node.chosen];
   return node.chosen;
+}
+
+void DporSearch::place_fault_by_races(std::string kind, const std::vector<sim::SharedObject>& objects) {
+  raced_fault_kind_ = std::move(kind);
+  raced_fault_bits_ = 0;
+  for (const sim::SharedObject& o : objects) raced_fault_bits_ |= bits_of(o);
+  raced_fault_key_ = 0;
 }
 
 void DporSearch::ran(const sim::ReadyEvent& event) {
@@ -101,10 +128,21 @@ void DporSearch::ran(const sim::ReadyEvent& event) {
   s.sequence = event.sequence;
   s.parent = event.parent;
   s.at_ns = event.at_ns;
-  s.own = pending_fault_ ? kEveryRank : rank_bit(event.rank);
   s.node = pending_node_;
+  if (event.rank == kFaultRank) {
+    // The fault itself, before the event chosen after it (RecordingScheduler
+    // asks again once it has struck).
+    s.fault = true;
+    s.match = pending_node_ >= 0 ? pending_key_ : 0;
+    s.by_races = raced_fault_key_ != 0 && s.match == raced_fault_key_;
+    s.own = s.by_races ? raced_fault_bits_ : kEveryRank;
+    fault_struck_ = true;
+  } else {
+    s.match = event.sequence;
+    s.own = rank_bit(event.rank);
+  }
   pending_node_ = -1;
-  pending_fault_ = false;
+  pending_key_ = 0;
   steps_.push_back(s);
 }
 
@@ -115,7 +153,7 @@ void DporSearch::used(const sim::SharedObject& object) {
 // The NIC's own work: the send queue, not the rank, is what the event itself
 // changes (what it reports besides, before or after, stays).
 void DporSearch::nic_work_on_send_queue(uint32_t rank, uint32_t peer) {
-  if (steps_.empty() || steps_.back().own == kEveryRank) return;
+  if (steps_.empty() || steps_.back().own == kEveryRank || steps_.back().fault) return;
   steps_.back().own = bits_of(sim::SharedObject::send_queue(rank, peer));
 }
 
@@ -141,9 +179,9 @@ void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
     if (!happens_before(i, k)) v.push_back(k);
   }
   v.push_back(j);
-  auto ready_there = [&node](uint64_t sequence) -> size_t {
+  auto ready_there = [&node](uint64_t match) -> size_t {
     for (size_t a = 0; a < node.sequences.size(); ++a) {
-      if (node.sequences[a] == sequence) return a;
+      if (node.sequences[a] == match) return a;
     }
     return node.sequences.size();
   };
@@ -152,13 +190,13 @@ void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
     bool first = true;
     for (size_t y = 0; y < x && first; ++y) first = !happens_before(v[y], v[x]);
     if (!first) continue;
-    const size_t a = ready_there(steps_[v[x]].sequence);
+    const size_t a = ready_there(steps_[v[x]].match);
     if (a < node.sequences.size()) initials.push_back(a);
   }
   if (initials.empty()) {
     // Should not happen (an initial of v is ready where i ran); explore all.
     for (size_t a = 0; a < node.sequences.size(); ++a) {
-      if (node.sequences[a] != 0 && node.done[a] == 0) node.backtrack[a] = 1;
+      if (!is_fault_key(node.sequences[a]) && node.done[a] == 0) node.backtrack[a] = 1;
     }
     return;
   }
@@ -174,7 +212,20 @@ void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
 // scheduling of event j when clock[parent(j)][r] reaches i's position on a
 // rank r that i touched.
 void DporSearch::analyse_races() {
-  const size_t limit = std::min(steps_.size(), blocked_at_);
+  steps_.resize(std::min(steps_.size(), blocked_at_));
+  // A fault placed by races that never struck strikes last (see the top of
+  // dpor_search.h), where the execution ended or was cut.
+  if (raced_fault_key_ != 0 && !fault_struck_) {
+    Step f;
+    f.sequence = sim::Scheduler::kInjectedSequence;
+    f.match = raced_fault_key_;
+    f.fault = true;
+    f.by_races = true;
+    f.own = raced_fault_bits_;
+    f.at_ns = steps_.empty() ? 0 : steps_.back().at_ns;
+    steps_.push_back(f);
+  }
+  const size_t limit = steps_.size();
   for (size_t k = 0; k < limit; ++k) steps_[k].footprint |= steps_[k].own;
   const uint32_t width = objects_;
   const uint64_t width_mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
@@ -184,22 +235,36 @@ void DporSearch::analyse_races() {
   const std::vector<uint32_t> zero(width, 0);
   for (size_t j = 0; j < limit; ++j) {
     const Step& sj = steps_[j];
-    auto parent = index.find(sj.parent);
+    auto parent = sj.fault ? index.end() : index.find(sj.parent);
     const std::vector<uint32_t>& created = parent == index.end() ? zero : clock[parent->second];
     std::vector<uint32_t>& cj = clock[j];
     cj = created;
     const uint64_t used = sj.footprint & width_mask;
+    auto ordered_before_j = [&](size_t i) {  // i happens before j was scheduled, on any object i used
+      for (uint64_t bits = steps_[i].footprint & width_mask; bits != 0; bits &= bits - 1) {
+        const uint32_t q = static_cast<uint32_t>(std::countr_zero(bits));
+        if (clock[i][q] <= created[q]) return true;
+      }
+      return false;
+    };
     for (uint64_t rest = used; rest != 0; rest &= rest - 1) {
       const uint32_t r = static_cast<uint32_t>(std::countr_zero(rest));
       if (last[r] < 0) continue;
       const size_t i = static_cast<size_t>(last[r]);
-      bool ordered = false;  // i happens before j was scheduled, on any object i used
-      for (uint64_t bits = steps_[i].footprint & width_mask; bits != 0 && !ordered; bits &= bits - 1) {
-        const uint32_t q = static_cast<uint32_t>(std::countr_zero(bits));
-        ordered = clock[i][q] <= created[q];
-      }
-      if (!ordered && steps_[i].at_ns == sj.at_ns && steps_[i].node >= 0) {
-        add_backtrack(static_cast<size_t>(steps_[i].node), j, i, clock);
+      const bool ordered = ordered_before_j(i);
+      if (!ordered && steps_[i].node >= 0) {
+        if (sj.by_races && !steps_[i].fault) {
+          // Ready at every choice point while no fault has struck: tried
+          // right there, before i, whatever the times.
+          Node& node = nodes_[static_cast<size_t>(steps_[i].node)];
+          for (size_t a = 0; a < node.sequences.size(); ++a) {
+            if (node.sequences[a] == sj.match && node.done[a] == 0) node.backtrack[a] = 1;
+          }
+        } else if (steps_[i].at_ns == sj.at_ns) {
+          // Two events, or a fault before an event that was ready with it
+          // (the event first, the fault later).
+          add_backtrack(static_cast<size_t>(steps_[i].node), j, i, clock);
+        }
       }
       for (uint32_t q = 0; q < width; ++q) cj[q] = std::max(cj[q], clock[i][q]);
     }
@@ -216,7 +281,8 @@ bool DporSearch::next_execution() {
   analyse_races();
   steps_.clear();
   pending_node_ = -1;
-  pending_fault_ = false;
+  pending_key_ = 0;
+  fault_struck_ = false;
   blocked_at_ = SIZE_MAX;
   // The deepest choice point with an alternative left.
   for (size_t n = nodes_.size(); n-- > 0;) {

@@ -28,7 +28,21 @@
 // scenario makes instantaneous). Two events can only swap if they are due at
 // the same time; one causally after another (scheduled by it, or by an event
 // after it) never can. An injected fault touches everything, and is explored
-// at every choice point where it is still open.
+// at every choice point where it is still open, unless it was declared to act
+// on a few objects only (place_fault_by_races): then it is an event of its
+// own, always ready while no fault has struck, placed the way any event is,
+// by its races.
+//
+// Placing such a fault by races: an execution where it never struck ends as
+// if it struck last (a virtual step after the others); it races with the last
+// event before it on each of its objects, whatever their times (a fault may
+// strike at any instant), and each race puts it before that event, at that
+// event's choice point (the classic rule of Flanagan and Godefroid for an
+// event that is ready there: no source sets). The execution where it struck
+// there shows its race with the event on its objects before that, and so on
+// back. Between two events on its objects, where it falls changes nothing
+// (what it acts on is the same), so only the places next to those events are
+// tried. tests/model/dpor_search_test.cc checks this against brute force.
 //
 // The NIC's work being its own object is what makes three tensors tractable:
 // with every event of a rank dependent on every other, each transfer ending
@@ -43,9 +57,11 @@
 #include <functional>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "backend_sim/scheduler.h"
 #include "model/choice_strategy.h"
 
 namespace tensorwire::model {
@@ -85,17 +101,28 @@ class DporSearch final : public ChoiceStrategy {
   }
   void set_fingerprint(std::function<uint64_t()> fingerprint) { fingerprint_ = std::move(fingerprint); }
   uint64_t distinct_states() const { return seen_.size(); }
+
+  // The fault offered as `kind` (its name, as RecordingScheduler offers it:
+  // "qp_error") acts on `objects` only, reads and changes nothing else, and
+  // is always ready until some fault strikes: it is placed by its races (see
+  // the top of this file) rather than tried at every choice point. The
+  // objects must be everything the fault reports using when it strikes,
+  // wherever it strikes. Only one kind may be declared.
+  void place_fault_by_races(std::string kind, const std::vector<sim::SharedObject>& objects);
   uint64_t cached_executions() const { return cached_; }
 
  private:
   struct Node {
-    std::vector<uint64_t> sequences;  // per alternative; 0 for an injected fault
+    std::vector<uint64_t> sequences;  // per alternative; fault_key(k) for the k-th fault offered
     std::vector<uint8_t> backtrack;   // alternatives to explore
     std::vector<uint8_t> done;        // alternatives explored, or being explored
     uint32_t chosen = 0;
   };
   struct Step {  // one event of the current execution
     uint64_t sequence = 0;
+    uint64_t match = 0;      // what the alternative that chose it holds: sequence, or a fault key
+    bool fault = false;      // an injected fault
+    bool by_races = false;   // a fault placed by its races (place_fault_by_races)
     uint64_t parent = 0;
     int64_t at_ns = 0;
     uint64_t own = 0;        // the object the event itself is: its rank, or a send queue
@@ -111,6 +138,8 @@ class DporSearch final : public ChoiceStrategy {
   uint64_t rank_bit(uint32_t rank) const;
   uint64_t bits_of(const sim::SharedObject& object) const;
   static uint64_t object_bit(uint32_t object);
+  static uint64_t fault_key(size_t k) { return UINT64_MAX - 1 - k; }
+  static bool is_fault_key(uint64_t key) { return key >= UINT64_MAX - 64 && key != UINT64_MAX; }
   void add_backtrack(size_t node, size_t j, size_t i,
                      const std::vector<std::vector<uint32_t>>& clock);
   void analyse_races();
@@ -118,6 +147,7 @@ class DporSearch final : public ChoiceStrategy {
   uint32_t ranks_;
   uint32_t objects_;            // bits in use
   bool send_queues_apart_;      // send queues have bits of their own
+  bool queue_pairs_apart_;      // queue pairs have bits of their own
   uint32_t memory_bins_ = 0;    // per rank; 0: CPU and memory share the rank's bit
   std::vector<Node> nodes_;  // the current path's choice points
   size_t prefix_ = 0;        // nodes_[0, prefix_) are replayed as chosen
@@ -125,7 +155,13 @@ class DporSearch final : public ChoiceStrategy {
   // Per execution.
   std::vector<Step> steps_;
   int64_t pending_node_ = -1;     // the choice point whose event runs next
-  bool pending_fault_ = false;
+  uint64_t pending_key_ = 0;      // what that choice point chose (sequence or fault key)
+  bool fault_struck_ = false;     // in this execution
+
+  // place_fault_by_races
+  std::string raced_fault_kind_;
+  uint64_t raced_fault_bits_ = 0;
+  uint64_t raced_fault_key_ = 0;  // its alternatives' key, once offered; 0: not seen
   size_t blocked_at_ = SIZE_MAX;  // steps_ index where a cached state was reached
   bool caching_ = false;
   std::function<uint64_t()> fingerprint_;

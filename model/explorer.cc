@@ -112,6 +112,10 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     if (object.kind == sim::SharedObject::Kind::kRank && object.rank < ranks_) {
       also_ranks_.push_back(object.rank);
     }
+    if (object.kind == sim::SharedObject::Kind::kQueuePair && object.rank < ranks_ &&
+        static_cast<int64_t>(object.rank) != event_rank_) {
+      also_ranks_.push_back(object.rank);
+    }
   }
   void nic_work_on_send_queue(uint32_t rank, uint32_t peer) override {
     inner_.nic_work_on_send_queue(rank, peer);
@@ -141,6 +145,13 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     if (out_ != nullptr) out_->push_back(history_fingerprint());
     const size_t chosen = inner_.pick(ready);
     ready_ = {};
+    if (chosen == kGatherAgain) {
+      // A fault struck: the history of each rank whose queue pairs it broke
+      // says where (which fault, and on which rank, is in fault_state()).
+      for (uint32_t r : also_ranks_) rank_hash_[r] = mix(rank_hash_[r], 0xfa0171);
+      also_ranks_.clear();
+      return chosen;
+    }
     // Its rank among the ready events of the same rank and kind (ready is in
     // sequence order, which is the order that rank's code created them in).
     chosen_ordinal_ = 0;
@@ -328,25 +339,29 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   std::optional<InjectedFault> applied;
   TimeNs applied_ns = 0;
   if (faults.enabled()) {
-    options.after_event = [&recorder, &applied, &applied_ns, &trace](sim::Simulator& simulator) {
-      std::optional<InjectedFault> fault = recorder.take_pending_fault();
-      if (!fault) return;
+    sim::Simulator* attached = nullptr;
+    options.on_attached = [&attached](sim::Simulator& simulator) { attached = &simulator; };
+    // The fault strikes inside the scheduler's pick, at the instant being
+    // decided, as a step of its own (RecordingScheduler).
+    recorder.set_fault_handler([&attached, &applied, &applied_ns, &trace](const InjectedFault& fault) {
+      if (attached == nullptr) return;
+      sim::Simulator& simulator = *attached;
       applied = fault;
       applied_ns = simulator.now_ns();
       // The counterexample's trace says where the fault struck.
-      trace.instant("model checker", std::string("fault: ") + fault_kind_name(fault->kind),
+      trace.instant("model checker", std::string("fault: ") + fault_kind_name(fault.kind),
                     applied_ns,
-                    fault->kind == FaultKind::kQpError
+                    fault.kind == FaultKind::kQpError
                         ? std::string("queue pair between ranks 0 and 1")
-                        : "rank " + std::to_string(fault->rank));
-      if (fault->kind == FaultKind::kQpError && simulator.world_size() >= 2) {
+                        : "rank " + std::to_string(fault.rank));
+      if (fault.kind == FaultKind::kQpError && simulator.world_size() >= 2) {
         simulator.break_queue_pair(0, 1);
-      } else if (fault->kind == FaultKind::kRegistrationFailure) {
-        simulator.fail_next_registration(fault->rank);
-      } else if (fault->kind == FaultKind::kCrash && fault->rank < simulator.world_size()) {
-        simulator.crash_rank(fault->rank);
+      } else if (fault.kind == FaultKind::kRegistrationFailure) {
+        simulator.fail_next_registration(fault.rank);
+      } else if (fault.kind == FaultKind::kCrash && fault.rank < simulator.world_size()) {
+        simulator.crash_rank(fault.rank);
       }
-    };
+    });
   }
   Execution e;
   // The invariants' violations first: they say where it went wrong, the run's
@@ -435,6 +450,24 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
   std::vector<uint64_t> fingerprints;
   DporSearch dpor(scenario.cluster.nodes);  // dfs
   dpor.cache_states(options.exact);
+  if (options.faults.size() == 1 && options.faults[0] == FaultKind::kQpError &&
+      scenario.cluster.nodes >= 2) {
+    // A QP error acts on the queue pair between ranks 0 and 1 only (both
+    // ends, both send queues): dfs places it by its races with the events
+    // that use those. With more than two ranks, stopping that QP's transfer
+    // can change the shares of others' transfers (the fair-shared ports),
+    // which reports their ranks: every rank is on the list then.
+    std::vector<sim::SharedObject> objects = {
+        sim::SharedObject::queue_pair(0, 1), sim::SharedObject::queue_pair(1, 0),
+        sim::SharedObject::send_queue(0, 1), sim::SharedObject::send_queue(1, 0)};
+    if (scenario.cluster.nodes > 2) {
+      for (uint32_t r = 0; r < scenario.cluster.nodes; ++r) {
+        objects.push_back(sim::SharedObject::whole_rank(r));
+        for (uint32_t p = 0; p < scenario.cluster.nodes; ++p) objects.push_back(sim::SharedObject::send_queue(r, p));
+      }
+    }
+    dpor.place_fault_by_races(fault_kind_name(FaultKind::kQpError), objects);
+  }
   uint64_t expected_steps = 1;   // pct: choice points of the first execution
   NullTraceSink trace;
   for (uint64_t i = 0; i < options.max_schedules; ++i) {

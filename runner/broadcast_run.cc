@@ -109,7 +109,7 @@ BroadcastReport run_broadcast(const Scenario& scenario, const SimulationOptions&
       report.problems.push_back("rank " + std::to_string(r) + ": start failed: " + st.to_string());
     }
   }
-  if (report.problems.empty()) run_until_idle(simulator, options);
+  if (report.problems.empty()) run_until_idle(simulator);
 
   report.simulated_end_ns = simulator.now_ns();
   report.events_processed = simulator.events_processed();

@@ -64,7 +64,7 @@ struct BroadcastReport {
 // planner benchmarks. Errors are bad input (an impossible pool, say).
 Result<collectives::TransferGraph> plan_scenario_broadcast(const Scenario& scenario);
 
-// Runs with options.scheduler, observer and after_event attached (the model
+// Runs with options.scheduler, observer and on_attached hooks (the model
 // checker's hooks). `bug`, where set, overrides the workload's planted_bug.
 BroadcastReport run_broadcast(const Scenario& scenario, const SimulationOptions& options,
                               TraceSink& trace,

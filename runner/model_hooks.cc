@@ -27,14 +27,9 @@ void attach_model_hooks(sim::Simulator& simulator, const SimulationOptions& opti
     simulator.set_scheduler(std::make_unique<ForwardingScheduler>(*options.scheduler));
   }
   if (options.observer != nullptr) simulator.set_observer(options.observer);
+  if (options.on_attached) options.on_attached(simulator);
 }
 
-void run_until_idle(sim::Simulator& simulator, const SimulationOptions& options) {
-  if (options.after_event) {
-    while (simulator.step()) options.after_event(simulator);
-  } else {
-    simulator.run();
-  }
-}
+void run_until_idle(sim::Simulator& simulator) { simulator.run(); }
 
 }  // namespace tensorwire

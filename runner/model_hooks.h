@@ -1,7 +1,6 @@
 // What a model checker plugs into a simulated run, attached the same way for
 // every kind of workload (tensor Request/Response, collective broadcast): who
-// orders same-time events, who watches the simulated hardware, and what runs
-// after every event (fault injection).
+// orders same-time events and who watches the simulated hardware.
 #pragma once
 
 #include "backend_sim/simulator.h"
@@ -10,11 +9,11 @@
 namespace tensorwire {
 
 // Gives the simulator options.scheduler (wrapped: the simulator owns its
-// scheduler, the caller owns this one) and options.observer, where set.
+// scheduler, the caller owns this one) and options.observer, where set, then
+// calls options.on_attached.
 void attach_model_hooks(sim::Simulator& simulator, const SimulationOptions& options);
 
-// Runs the simulator until it is idle, calling options.after_event after every
-// event where one is set.
-void run_until_idle(sim::Simulator& simulator, const SimulationOptions& options);
+// Runs the simulator until it is idle.
+void run_until_idle(sim::Simulator& simulator);
 
 }  // namespace tensorwire

@@ -56,7 +56,7 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
     if (on_progress) on_progress(steps_done, steps_total);
   });
   driver.start();
-  run_until_idle(simulator, options);
+  run_until_idle(simulator);
   driver.release_memory();
 
   report.simulated_end_ns = simulator.now_ns();

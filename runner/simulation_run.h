@@ -29,8 +29,10 @@ struct SimulationOptions {
   // who watches the simulated hardware. Both outlive the run.
   sim::Scheduler* scheduler = nullptr;
   sim::SimObserver* observer = nullptr;
-  // Called after every event (the model checker injects faults from here).
-  std::function<void(sim::Simulator&)> after_event;
+  // Called once the simulator exists, with the scheduler and observer
+  // attached, before anything runs (the model checker injects faults into it
+  // from its scheduler). The simulator lives until the run returns.
+  std::function<void(sim::Simulator&)> on_attached;
   // Called once every rank's protocol has started (invariant checkers look
   // into the protocols through it). The pointers live until the run returns.
   std::function<void(const std::vector<tf_verbs::RdmaRendezvous*>&)> on_started;
