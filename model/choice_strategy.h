@@ -134,7 +134,11 @@ class RecordingScheduler final : public sim::Scheduler {
   // What the fingerprint of a state must include: whether the fault is still
   // to come.
   uint64_t fault_state() const {
-    return fault_done_ ? 1 + static_cast<uint64_t>(struck_.kind) * 7 + uint64_t{struck_.rank} * 131 : 0;
+    if (!fault_done_) return 0;
+    // A QP error always breaks the queue pair between ranks 0 and 1: which
+    // rank's event was first where it struck does not matter.
+    const uint64_t rank = struck_.kind == FaultKind::kQpError ? 0 : struck_.rank;
+    return 1 + static_cast<uint64_t>(struck_.kind) * 7 + rank * 131;
   }
 
  private:

@@ -443,6 +443,19 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   return e;
 }
 
+std::vector<sim::SharedObject> qp_error_objects(uint32_t ranks) {
+  std::vector<sim::SharedObject> objects = {
+      sim::SharedObject::queue_pair(0, 1), sim::SharedObject::queue_pair(1, 0),
+      sim::SharedObject::send_queue(0, 1), sim::SharedObject::send_queue(1, 0)};
+  if (ranks > 2) {
+    for (uint32_t r = 0; r < ranks; ++r) {
+      objects.push_back(sim::SharedObject::whole_rank(r));
+      for (uint32_t p = 0; p < ranks; ++p) objects.push_back(sim::SharedObject::send_queue(r, p));
+    }
+  }
+  return objects;
+}
+
 CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgress on_progress) {
   const Scenario scenario = model_scenario(input);
   CheckReport report;
@@ -452,21 +465,10 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
   dpor.cache_states(options.exact);
   if (options.faults.size() == 1 && options.faults[0] == FaultKind::kQpError &&
       scenario.cluster.nodes >= 2) {
-    // A QP error acts on the queue pair between ranks 0 and 1 only (both
-    // ends, both send queues): dfs places it by its races with the events
-    // that use those. With more than two ranks, stopping that QP's transfer
-    // can change the shares of others' transfers (the fair-shared ports),
-    // which reports their ranks: every rank is on the list then.
-    std::vector<sim::SharedObject> objects = {
-        sim::SharedObject::queue_pair(0, 1), sim::SharedObject::queue_pair(1, 0),
-        sim::SharedObject::send_queue(0, 1), sim::SharedObject::send_queue(1, 0)};
-    if (scenario.cluster.nodes > 2) {
-      for (uint32_t r = 0; r < scenario.cluster.nodes; ++r) {
-        objects.push_back(sim::SharedObject::whole_rank(r));
-        for (uint32_t p = 0; p < scenario.cluster.nodes; ++p) objects.push_back(sim::SharedObject::send_queue(r, p));
-      }
-    }
-    dpor.place_fault_by_races(fault_kind_name(FaultKind::kQpError), objects);
+    // A QP error acts on one queue pair only: dfs places it by its races
+    // with the events that use it instead of trying it at every choice point.
+    dpor.place_fault_by_races(fault_kind_name(FaultKind::kQpError),
+                              qp_error_objects(scenario.cluster.nodes));
   }
   uint64_t expected_steps = 1;   // pct: choice points of the first execution
   NullTraceSink trace;

@@ -56,6 +56,13 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
                         TraceSink& trace, std::vector<uint64_t>* state_fingerprints = nullptr,
                         FaultOffer faults = {});
 
+// What an injected QP error uses (both ends and both send queues of the queue
+// pair between ranks 0 and 1; with more than two ranks every rank too, since
+// stopping that transfer can change the shares of others' transfers): what
+// dfs is told when it places the fault by its races
+// (DporSearch::place_fault_by_races).
+std::vector<sim::SharedObject> qp_error_objects(uint32_t ranks);
+
 struct CheckOptions {
   CheckStrategy strategy = CheckStrategy::kRandom;
   uint64_t max_schedules = 1000;

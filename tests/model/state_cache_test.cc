@@ -57,10 +57,13 @@ constexpr uint64_t kLimit = 100000;
 
 enum class Cache { kNone, kExact, kAbstraction };
 
-Explored explore(const Scenario& scenario, Cache cache, FaultOffer faults) {
+Explored explore(const Scenario& scenario, Cache cache, FaultOffer faults, bool qp_error_by_races = false) {
   const Scenario s = model_scenario(scenario);
   DporSearch dpor(s.cluster.nodes);
   if (cache != Cache::kNone) dpor.cache_states(cache == Cache::kExact);
+  if (qp_error_by_races) {
+    dpor.place_fault_by_races(fault_kind_name(FaultKind::kQpError), qp_error_objects(s.cluster.nodes));
+  }
   Explored out;
   NullTraceSink trace;
   do {
@@ -92,6 +95,23 @@ TEST(StateCache, ExactLosesNoSignatureTheUncachedReductionReachesWithACrash) {
 
 TEST(StateCache, ExactLosesNoSignatureTheUncachedReductionReachesWithAFailedRegistration) {
   expect_exact_loses_nothing(FaultKind::kRegistrationFailure);
+}
+
+// A QP error placed by its races (as `tensorwire check --strategy dfs
+// --faults qp_error` does) reaches every signature that trying it at every
+// choice point reaches, with no cache and in exact mode, in fewer executions.
+TEST(StateCache, AQpErrorPlacedByItsRacesLosesNoSignature) {
+  const Scenario s = load_scenario_string(kSmall, "small.toml");
+  FaultOffer faults;
+  faults.kinds = {FaultKind::kQpError};
+  const Explored everywhere = explore(s, Cache::kNone, faults);
+  const Explored by_races = explore(s, Cache::kNone, faults, true);
+  const Explored by_races_exact = explore(s, Cache::kExact, faults, true);
+  ASSERT_LT(everywhere.executions, kLimit) << "the uncached search should finish";
+  EXPECT_GE(everywhere.signatures.size(), 3u);
+  EXPECT_EQ(by_races.signatures, everywhere.signatures);
+  EXPECT_EQ(by_races_exact.signatures, everywhere.signatures);
+  EXPECT_LT(by_races.executions, everywhere.executions);
 }
 
 // The default cache is an abstraction: it cuts anywhere, so it runs far
