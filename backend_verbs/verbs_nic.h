@@ -87,6 +87,8 @@ class VerbsNic final : public Nic {
   // Bytes a send or write may carry inline on the queue pair to `peer`.
   uint32_t max_inline_data_to(RankId peer) const;
   const std::string& device_name() const { return device_->name(); }
+  // Set up with a completion channel: wait_for_completions sleeps in it.
+  bool uses_completion_channel() const { return device_->uses_completion_channel(); }
   const DeviceLimits& device_limits() const { return device_->limits(); }
   // The rdma_cm address this rank accepted connections on.
   Ipv4Endpoint endpoint() const { return mesh_->endpoint(); }

@@ -14,4 +14,20 @@ Result<uint32_t> VerbsRankEnv::poll() {
   return events;
 }
 
+Result<uint32_t> VerbsRankEnv::wait_idle(std::chrono::milliseconds longest, bool* slept) {
+  *slept = false;
+  if (!nic_.uses_completion_channel() || copy_engine_.pending() > 0) return 0u;
+  std::chrono::milliseconds wait = longest;
+  if (const std::optional<TimeNs> due = clock_.next_due_ns()) {
+    // The channel's wait counts whole milliseconds.
+    const TimeNs left_ns = *due - clock_.now_ns();
+    if (left_ns < 1'000'000) return 0u;
+    wait = std::min(wait, std::chrono::milliseconds(left_ns / 1'000'000));
+  }
+  *slept = true;
+  Result<uint32_t> completions = nic_.wait_for_completions(wait);
+  if (!completions.is_ok()) return completions.status();
+  return *completions + clock_.fire_due();
+}
+
 }  // namespace tensorwire::verbs

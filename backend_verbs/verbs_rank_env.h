@@ -5,6 +5,7 @@
 // then finished copies, each handler running on the caller's thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include "backend_verbs/counting_nic.h"
@@ -29,6 +30,14 @@ class VerbsRankEnv {
   // One turn of the progress loop; how many events it handled (0: idle). An
   // error is the NIC's (a failed ibv_poll_cq, say): the rank cannot go on.
   Result<uint32_t> poll();
+
+  // An idle progress loop's wait: asleep in the NIC's completion channel
+  // (when it has one) for up to `longest`, but never past the next protocol
+  // timer, and not at all while copies are in flight (they finish without a
+  // completion event). Returns the events handled, 0 when nothing came;
+  // false in *slept when it could not sleep there (the caller sleeps its own
+  // way).
+  Result<uint32_t> wait_idle(std::chrono::milliseconds longest, bool* slept);
 
   VerbsNic& nic() { return nic_; }
   MonotonicClock& clock() { return clock_; }

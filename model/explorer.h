@@ -47,11 +47,11 @@ struct Execution {
   tf_verbs::RendezvousStats transitions;
 };
 
-// One execution of an already model_scenario()'d scenario. With a fault on
-// offer, the fault is a QP error: the queue pair between ranks 0 and 1 goes to
-// the error state (both ends, outstanding work flushed). A Recv that then
-// fails with an error is what the protocol should do, not a violation; wrong
-// bytes and work left pending still are.
+// One execution of an already model_scenario()'d scenario. With faults on
+// offer, at most one strikes (see FaultKind: a QP error breaks the queue pair
+// between ranks 0 and 1, both ends, outstanding work flushed). A Recv that
+// then fails with an error is what the protocol should do, not a violation;
+// wrong bytes and work left pending still are.
 Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy& strategy,
                         TraceSink& trace, std::vector<uint64_t>* state_fingerprints = nullptr,
                         FaultOffer faults = {});

@@ -165,6 +165,7 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   nic_options.rnr_retry_count =
       static_cast<uint8_t>(std::min<uint32_t>(scenario.cluster.rnr_retry_count, 7));
   nic_options.connect_timeout = options.setup_timeout;
+  nic_options.use_completion_channel = options.use_completion_channel;
   Result<std::unique_ptr<verbs::VerbsNic>> nic = verbs::connect_verbs_nic(nic_options, coordinator);
   if (!nic.is_ok()) return nic.status();  // connect_verbs_nic has aborted the coordinator
 
@@ -238,7 +239,16 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
     if (handled > 0) {
       idle_turns = 0;
     } else if (++idle_turns > options.idle_spins_before_sleep) {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      bool slept = false;
+      Result<uint32_t> woke = options.use_completion_channel
+                                  ? env.wait_idle(std::chrono::milliseconds(1), &slept)
+                                  : Result<uint32_t>(0u);
+      if (!woke.is_ok()) {
+        driver.stop(Status(woke.status().code(), "the NIC failed: " + woke.status().message()));
+        break;
+      }
+      if (*woke > 0) idle_turns = 0;
+      if (!slept) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
   // The coordinator is the barrier thread's until its barrier ends (bounded

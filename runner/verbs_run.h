@@ -44,6 +44,10 @@ struct VerbsRunOptions {
   // Busy-poll this many idle turns of the progress loop before sleeping a
   // little between turns (ranks sharing few cores must leave some to others).
   uint32_t idle_spins_before_sleep = 256;
+  // Sleep in the completion channel when idle (woken by the next completion)
+  // instead of sleeping a fixed 50 us per turn; at most 1 ms at a time, so
+  // the end of a phase's barrier is seen within 1 ms.
+  bool use_completion_channel = false;
   // Fault injection for tests: when this rank has started the step with this
   // step_id, it dies there. `die` is how: the CLI raises SIGKILL; in-process
   // tests return at once and drop the rank's NIC and coordinator unannounced.

@@ -126,7 +126,8 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
                     "Faults to explore, one per execution: none, or a comma-separated list of "
                     "qp_error (the queue pair between ranks 0 and 1 fails), reg_fail (the "
                     "next memory registration of a rank fails) and crash (a rank dies); dfs "
-                    "tries every point")
+                    "tries a crash or failed registration at every point, and places a lone "
+                    "qp_error by its races with the events on that queue pair")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             std::vector<model::FaultKind> kinds;

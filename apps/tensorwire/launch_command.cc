@@ -154,6 +154,7 @@ std::vector<std::string> rank_command_line(const LaunchArgs& args, const std::st
   if (!v.address.empty()) argv.insert(argv.end(), {"--address", v.address});
   if (v.gpu_as_host) argv.push_back("--gpu-as-host");
   if (v.busy_poll) argv.push_back("--busy-poll");
+  if (v.completion_channel) argv.push_back("--completion-channel");
   if (v.setup_timeout != defaults.setup_timeout) {
     argv.insert(argv.end(), {"--setup-timeout", v.setup_timeout});
   }

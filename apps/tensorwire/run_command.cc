@@ -101,6 +101,10 @@ void add_verbs_options(CLI::App& command, VerbsArgs& args, bool with_placement) 
                    "Poll the completion queue without ever sleeping when idle (lowest latency; "
                    "each rank keeps a core busy). Default: sleep 50 us per turn after 256 idle turns")
       ->group(group);
+  command.add_flag("--completion-channel", args.completion_channel,
+                   "When idle, sleep in the completion channel until the next completion (at most "
+                   "1 ms at a time) instead of 50 us per turn")
+      ->group(group);
   command.add_option("--setup-timeout", args.setup_timeout,
                      "Seconds each set-up step may take (join, connect, barriers); default 60")
       ->type_name("SECONDS")

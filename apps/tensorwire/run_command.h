@@ -21,6 +21,7 @@ struct VerbsArgs {
   std::string address;      // empty: from the device's GID table
   bool gpu_as_host = false;
   bool busy_poll = false;   // never sleep in the progress loop
+  bool completion_channel = false;  // sleep in the completion channel when idle
   std::string setup_timeout = "60";  // seconds
   std::string phase_timeout = "60";  // seconds
   std::string die_at;       // "RANK:STEP" (tests: that rank dies when it starts that step)

@@ -40,6 +40,7 @@ std::string verbs_only_flag_given(const VerbsArgs& a) {
   if (!a.address.empty()) return "--address";
   if (a.gpu_as_host) return "--gpu-as-host";
   if (a.busy_poll) return "--busy-poll";
+  if (a.completion_channel) return "--completion-channel";
   if (a.setup_timeout != defaults.setup_timeout) return "--setup-timeout";
   if (a.phase_timeout != defaults.phase_timeout) return "--phase-timeout";
   if (!a.die_at.empty()) return "--die-at";
@@ -122,7 +123,12 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
   }
   options.address = v.address;
   options.gpu_as_host = v.gpu_as_host;
+  if (v.busy_poll && v.completion_channel) {
+    return bad("--busy-poll and --completion-channel exclude each other (one never sleeps, the "
+               "other sleeps in the channel)");
+  }
   if (v.busy_poll) options.idle_spins_before_sleep = UINT32_MAX;
+  options.use_completion_channel = v.completion_channel;
   options.has_seed = args.has_seed;
   options.seed = args.seed;
   long long ms = 0;

@@ -82,11 +82,16 @@ std::vector<Result<VerbsRunReport>> run_ranks(
 
 // Every rank passed, saw the whole run, and agrees with the simulator on what
 // was moved: the same tensors in each step with the same content bytes.
-// With `on_gpus`, GPU tensors live in CUDA memory (not --gpu-as-host).
-void expect_passes_like_the_simulator(const std::string& path, uint32_t world, bool on_gpus = false) {
+// With `on_gpus`, GPU tensors live in CUDA memory (not --gpu-as-host); with
+// `completion_channel`, idle ranks sleep in the completion channel.
+void expect_passes_like_the_simulator(const std::string& path, uint32_t world, bool on_gpus = false,
+                                      bool completion_channel = false) {
   Scenario scenario = load(path);
-  std::vector<Result<VerbsRunReport>> results = run_ranks(
-      scenario, world, [on_gpus](RankId, VerbsRunOptions& o) { o.gpu_as_host = !on_gpus; });
+  std::vector<Result<VerbsRunReport>> results =
+      run_ranks(scenario, world, [on_gpus, completion_channel](RankId, VerbsRunOptions& o) {
+        o.gpu_as_host = !on_gpus;
+        o.use_completion_channel = completion_channel;
+      });
   Scenario checked = scenario;
   ASSERT_TRUE(check_scenario_for_verbs(checked, world, !on_gpus).is_ok());
   NullTraceSink trace;
@@ -119,6 +124,13 @@ void expect_passes_like_the_simulator(const std::string& path, uint32_t world, b
 TEST(VerbsRun, QuickstartOnTwoRanksDeliversEveryTensorByteExact) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   expect_passes_like_the_simulator("scenarios/quickstart.toml", 2);
+}
+
+// Idle ranks asleep in the completion channel (--completion-channel) still
+// see every completion: the run ends, byte-exact, with meta-data changes.
+TEST(VerbsRun, RanksSleepingInTheCompletionChannelDeliverEveryTensorByteExact) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  expect_passes_like_the_simulator("scenarios/meta_data_change.toml", 3, false, true);
 }
 
 // GPU memory for real: GPUDirect registration of device memory (gpu1 in
@@ -275,6 +287,10 @@ TEST(VerbsCli, FlagErrorsNameTheFlagAndExitTwo) {
       {"run " + q + " --backend cuda", "--backend must be 'sim' or 'verbs'"},
       {"run " + q + " --device rxe0", "--device applies to --backend verbs only"},
       {"run " + q + " --busy-poll", "--busy-poll applies to --backend verbs only"},
+      {"run " + q + " --completion-channel", "--completion-channel applies to --backend verbs only"},
+      {"run " + q + " --backend verbs --rank 0 --world 2 --coordinator 127.0.0.1:1 --device rxe0 "
+       "--gpu-as-host --busy-poll --completion-channel",
+       "--busy-poll and --completion-channel exclude each other"},
       {"run " + q + " --backend verbs --rank 0 --device rxe0", "--world"},
       {"run " + q + " --backend verbs --rank x --world 2 --device rxe0", "--rank must be a whole number"},
       {"run " + q + " --backend verbs --rank 2 --world 2 --device rxe0", "rank"},
