@@ -338,8 +338,8 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   if (dpor != nullptr) dpor->set_fingerprint([&fingerprinter] { return fingerprinter.fingerprint(); });
   std::optional<InjectedFault> applied;
   TimeNs applied_ns = 0;
+  sim::Simulator* attached = nullptr;  // lives as long as the run: the hooks below point at it
   if (faults.enabled()) {
-    sim::Simulator* attached = nullptr;
     options.on_attached = [&attached](sim::Simulator& simulator) { attached = &simulator; };
     // The fault strikes inside the scheduler's pick, at the instant being
     // decided, as a step of its own (RecordingScheduler).
