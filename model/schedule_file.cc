@@ -8,7 +8,12 @@
 namespace tensorwire::model {
 namespace {
 
-constexpr const char* kMagic = "tensorwire-schedule 1";
+// Version 2: an injected fault is a choice point of its own (it strikes, then
+// the next event is chosen). Version 1 ran the first ready event, then the
+// fault; its schedules without faults replay the same, those with faults do
+// not.
+constexpr const char* kMagic = "tensorwire-schedule 2";
+constexpr const char* kMagicV1 = "tensorwire-schedule 1";
 constexpr uint64_t kMaxChoices = 100'000'000;
 
 template <typename T>
@@ -51,9 +56,10 @@ Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::str
     value = line.substr(key.size() + 1);
     return true;
   };
-  if (!std::getline(in, line) || (++line_no, line != kMagic)) {
+  if (!std::getline(in, line) || (++line_no, line != kMagic && line != kMagicV1)) {
     return error(std::string("not a schedule file (the first line must be '") + kMagic + "')");
   }
+  const bool v1 = line == kMagicV1;
   std::string value;
   if (!next("scenario", value)) return error("expected 'scenario PATH'");
   s.scenario = value;
@@ -64,6 +70,11 @@ Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::str
   s.outcome = value;
   if (!next("faults", value) || !parse_fault_list(value, s.faults)) {
     return error("expected 'faults none' or a list such as 'faults qp_error,reg_fail,crash'");
+  }
+  if (v1 && !s.faults.empty()) {
+    return error(std::string("a '") + kMagicV1 + "' schedule with faults on offer does not replay on this " +
+                 "version (a fault now strikes before the next event, not after it); run check again " +
+                 "for a '" + kMagic + "' schedule");
   }
   if (!next("planted_bug", value) || value.empty()) return error("expected 'planted_bug NAME' (none for none)");
   s.planted_bug = value;

@@ -2,7 +2,7 @@
 // `--replay` reads back. Plain text, one item per line, so a person can read
 // and trim it:
 //
-//   tensorwire-schedule 1
+//   tensorwire-schedule 2   (1: read when no faults were on offer)
 //   scenario scenarios/quickstart.toml
 //   seed 42
 //   strategy random

@@ -340,7 +340,7 @@ TEST_F(TensorwireCli, CheckReportsASafetyViolationWithAScheduleThatReplays) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "safety violation")) << r.out;
   const std::string schedule = read_file(prefix + ".schedule");
-  EXPECT_EQ(schedule.rfind("tensorwire-schedule 1\n", 0), 0u) << schedule;
+  EXPECT_EQ(schedule.rfind("tensorwire-schedule 2\n", 0), 0u) << schedule;
   EXPECT_FALSE(read_file(prefix + ".steps.txt").empty());
   EXPECT_NO_THROW(nlohmann::json::parse(read_file(prefix + ".trace.json")));
   // --replay re-runs exactly that execution: the same violation.

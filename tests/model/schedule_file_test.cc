@@ -31,6 +31,21 @@ TEST(ScheduleFile, RoundTrips) {
   EXPECT_EQ(back->planted_bug, "skip_clone");
 }
 
+// Version 1 put a fault after the first ready event; its schedules without
+// faults still replay, those with faults are refused, saying why.
+TEST(ScheduleFile, VersionOneIsReadOnlyWithoutFaults) {
+  const std::string v1 =
+      "tensorwire-schedule 1\nscenario s.toml\nseed 1\nstrategy random\noutcome safety violation\n";
+  const std::string tail = "planted_bug none\nchoices 2\n0 1\n";
+  auto plain = parse_schedule_file(v1 + "faults none\n" + tail, "old.schedule");
+  ASSERT_TRUE(plain) << plain.status().to_string();
+  EXPECT_EQ(plain->choices, (std::vector<uint32_t>{0, 1}));
+  auto faulty = parse_schedule_file(v1 + "faults qp_error\n" + tail, "old.schedule");
+  ASSERT_FALSE(faulty);
+  EXPECT_NE(faulty.status().message().find("old.schedule"), std::string::npos) << faulty.status().to_string();
+  EXPECT_NE(faulty.status().message().find("run check again"), std::string::npos) << faulty.status().to_string();
+}
+
 TEST(ScheduleFile, FaultListsNameEachKnownFaultOnce) {
   std::vector<FaultKind> kinds;
   EXPECT_TRUE(parse_fault_list("none", kinds));
