@@ -164,8 +164,7 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
   }
   const uint64_t what = context_.events.what(rank, peer, seq);
   context_.events.schedule_after(latency, peer, "arrival", what, [this, rank, peer, seq] {
-    QueuePair& in = qps_[peer][rank];
-    context_.events.use(SharedObject::queue_pair(peer, rank));
+    QueuePair& in = qps_[peer][rank];  // process_arrivals reports using it
     for (Arrival& a : in.arrivals) {
       if (a.seq == seq) {
         a.arrived = true;
@@ -281,7 +280,6 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
                                      [this, receiver, sender] {
                                        // Runs as the sender's, acts on the receiver.
                                        context_.events.touch(receiver);
-                                       context_.events.use(SharedObject::queue_pair(receiver, sender));
                                        qps_[receiver][sender].rnr_waiting = false;
                                        process_arrivals(receiver, sender);
                                      });

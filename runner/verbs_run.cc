@@ -240,14 +240,15 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
       idle_turns = 0;
     } else if (++idle_turns > options.idle_spins_before_sleep) {
       bool slept = false;
-      Result<uint32_t> woke = options.use_completion_channel
-                                  ? env.wait_idle(std::chrono::milliseconds(1), &slept)
-                                  : Result<uint32_t>(0u);
-      if (!woke.is_ok()) {
-        driver.stop(Status(woke.status().code(), "the NIC failed: " + woke.status().message()));
-        break;
+      if (options.use_completion_channel) {
+        Result<uint32_t> woke = env.wait_idle(std::chrono::milliseconds(1), &slept);
+        if (!woke.is_ok()) {
+          driver.stop(Status(woke.status().code(), "the NIC failed: " + woke.status().message()));
+          break;
+        }
+        events += *woke;
+        if (*woke > 0) idle_turns = 0;
       }
-      if (*woke > 0) idle_turns = 0;
       if (!slept) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
