@@ -1,5 +1,7 @@
 #include "backend_verbs/monotonic_clock.h"
 
+#include <fstream>
+
 namespace tensorwire::verbs {
 
 MonotonicClock::MonotonicClock() : origin_(std::chrono::steady_clock::now()) {}
@@ -37,6 +39,18 @@ uint32_t MonotonicClock::fire_due() {
     now = now_ns();
   }
   return fired;
+}
+
+TimeNs MonotonicClock::origin_on_monotonic_ns() const {
+  // libstdc++'s steady_clock is CLOCK_MONOTONIC, counted from its own 0.
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(origin_.time_since_epoch()).count();
+}
+
+std::string MonotonicClock::domain() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!std::getline(in, id)) return "";
+  return id;
 }
 
 std::optional<TimeNs> MonotonicClock::next_due_ns() const {

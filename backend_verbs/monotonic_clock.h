@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "core/clock.h"
@@ -32,6 +33,13 @@ class MonotonicClock final : public Clock {
   // When the earliest pending timer is due; nullopt when none is.
   std::optional<TimeNs> next_due_ns() const;
   size_t pending() const { return timers_.size(); }
+
+  // Where this clock's 0 lies on CLOCK_MONOTONIC, and the clock domain it
+  // shares with every other process of this boot of this host (the kernel's
+  // boot id; empty where it cannot be read). Two ranks in one domain can put
+  // their times on one line exactly; ranks of different hosts cannot.
+  TimeNs origin_on_monotonic_ns() const;
+  static std::string domain();
 
  private:
   std::chrono::steady_clock::time_point origin_;

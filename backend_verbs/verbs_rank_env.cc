@@ -2,8 +2,10 @@
 
 namespace tensorwire::verbs {
 
-VerbsRankEnv::VerbsRankEnv(VerbsNic& nic, TraceSink& trace)
-    : nic_(nic), trace_(trace), counting_nic_(nic), copy_engine_(memory_) {}
+VerbsRankEnv::VerbsRankEnv(VerbsNic& nic, TraceSink& trace, bool trace_nic)
+    : nic_(nic), trace_(trace), counting_nic_(nic), copy_engine_(memory_) {
+  if (trace_nic) tracing_nic_.emplace(counting_nic_, clock_, trace_);
+}
 
 Result<uint32_t> VerbsRankEnv::poll() {
   Result<uint32_t> completions = nic_.progress();

@@ -7,11 +7,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include "backend_verbs/counting_nic.h"
 #include "backend_verbs/verbs_copy_engine.h"
 #include "backend_verbs/verbs_memory_space.h"
 #include "backend_verbs/monotonic_clock.h"
+#include "backend_verbs/tracing_nic.h"
 #include "backend_verbs/verbs_nic.h"
 #include "core/rank_env.h"
 #include "core/trace_sink.h"
@@ -20,12 +22,17 @@ namespace tensorwire::verbs {
 
 class VerbsRankEnv {
  public:
-  // Neither is owned; both outlive this.
-  VerbsRankEnv(VerbsNic& nic, TraceSink& trace);
+  // Neither is owned; both outlive this. With `trace_nic`, every work
+  // request and registration is told to `trace` too (tracing_nic.h); the
+  // protocol's own instants go there either way.
+  VerbsRankEnv(VerbsNic& nic, TraceSink& trace, bool trace_nic = false);
   VerbsRankEnv(const VerbsRankEnv&) = delete;
   VerbsRankEnv& operator=(const VerbsRankEnv&) = delete;
 
-  RankEnv env() { return RankEnv{counting_nic_, clock_, copy_engine_, memory_, trace_}; }
+  RankEnv env() {
+    Nic& nic = tracing_nic_ ? static_cast<Nic&>(*tracing_nic_) : counting_nic_;
+    return RankEnv{nic, clock_, copy_engine_, memory_, trace_};
+  }
 
   // One turn of the progress loop; how many events it handled (0: idle). An
   // error is the NIC's (a failed ibv_poll_cq, say): the rank cannot go on.
@@ -52,6 +59,7 @@ class VerbsRankEnv {
   MonotonicClock clock_;
   VerbsMemorySpace memory_;
   VerbsCopyEngine copy_engine_;
+  std::optional<TracingNic> tracing_nic_;  // over counting_nic_, when tracing
 };
 
 }  // namespace tensorwire::verbs

@@ -153,6 +153,16 @@ std::string encode_rank_outcome(const RankOutcome& o) {
   for (const TransportField& f : kTransportFields) transport[f.name] = o.transport.*(f.field);
   j["transport"] = std::move(transport);
   j["problems"] = o.problems;
+  // [track, name, start_ns, duration_ns or -1 for an instant, detail]
+  Json trace = Json::array();
+  for (const TraceEvent& e : o.trace) {
+    trace.push_back(Json::array({e.track, e.name, e.start_ns, e.instant ? -1 : e.duration_ns,
+                                 e.detail}));
+  }
+  j["trace"] = std::move(trace);
+  j["trace_clock"] = Json{{"domain", o.trace_clock.domain},
+                          {"origin_ns", o.trace_clock.origin_ns},
+                          {"aligned_at_ns", o.trace_clock.aligned_at_ns}};
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -187,6 +197,27 @@ Result<RankOutcome> decode_rank_outcome(std::string_view text, RankId expected_r
     const Json& transport = j.at("transport");
     for (const TransportField& f : kTransportFields) o.transport.*(f.field) = u64(transport, f.name);
     o.problems = j.at("problems").get<std::vector<std::string>>();
+    for (const Json& e : j.at("trace")) {
+      if (!e.is_array() || e.size() != 5) {
+        throw DecodeError("a trace event is not [track, name, start_ns, duration_ns, detail]");
+      }
+      TraceEvent event;
+      event.track = e[0].get<std::string>();
+      event.name = e[1].get<std::string>();
+      event.start_ns = e[2].get<int64_t>();
+      const int64_t duration = e[3].get<int64_t>();
+      if (duration < -1) {
+        throw DecodeError("a trace event lasts " + std::to_string(duration) + " ns");
+      }
+      event.instant = duration == -1;
+      event.duration_ns = event.instant ? 0 : duration;
+      event.detail = e[4].get<std::string>();
+      o.trace.push_back(std::move(event));
+    }
+    const Json& clock = j.at("trace_clock");
+    o.trace_clock.domain = str(clock, "domain");
+    o.trace_clock.origin_ns = i64(clock, "origin_ns");
+    o.trace_clock.aligned_at_ns = i64(clock, "aligned_at_ns");
     return o;
   } catch (const std::exception& e) {
     return Status(StatusCode::kMalformedMessage, who + " are malformed: " + e.what());
@@ -268,6 +299,30 @@ MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool comple
     m.workload.steps.push_back(std::move(step));
   }
   return m;
+}
+
+std::string merge_rank_traces(const std::vector<RankOutcome>& parts, TraceSink& sink) {
+  bool one_domain = !parts.empty() && !parts.front().trace_clock.domain.empty();
+  for (const RankOutcome& p : parts) {
+    one_domain = one_domain && p.trace_clock.domain == parts.front().trace_clock.domain;
+  }
+  // A rank's time t is t + shift on the common line, before moving 0.
+  const auto shift = [one_domain](const RankOutcome& p) {
+    return one_domain ? p.trace_clock.origin_ns : -p.trace_clock.aligned_at_ns;
+  };
+  std::optional<TimeNs> earliest;
+  for (const RankOutcome& p : parts) {
+    for (const TraceEvent& e : p.trace) {
+      const TimeNs t = e.start_ns + shift(p);
+      if (!earliest || t < *earliest) earliest = t;
+    }
+  }
+  for (const RankOutcome& p : parts) {
+    replay_trace_events(p.trace, shift(p) - earliest.value_or(0), sink);
+  }
+  return one_domain ? "the ranks' clocks are one host's CLOCK_MONOTONIC; 0 is the earliest event"
+                    : "each rank's clock is aligned where it left the set-up barrier; 0 is the "
+                      "earliest event";
 }
 
 }  // namespace tensorwire

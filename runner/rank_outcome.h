@@ -19,6 +19,7 @@
 
 #include "backend_sim/sim_stats.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/trace_recording.h"
 #include "core/workload/workload_driver.h"
 #include "runner/simulation_run.h"
 
@@ -34,6 +35,13 @@ struct RankStepOutcome {
   std::vector<std::pair<size_t, TransferResult>> recvs;
 };
 
+// A rank's clock, as merge_rank_traces needs it.
+struct TraceClock {
+  std::string domain;         // ranks with the same non-empty one share CLOCK_MONOTONIC
+  int64_t origin_ns = 0;      // the rank's 0 on CLOCK_MONOTONIC
+  int64_t aligned_at_ns = 0;  // on the rank's clock: when it left the set-up barrier
+};
+
 struct RankOutcome {
   RankId rank = 0;
   bool finished = false;  // every step of the workload ran to its end here
@@ -43,6 +51,10 @@ struct RankOutcome {
   tf_verbs::RendezvousStats protocol;
   sim::SimStats transport;
   std::vector<std::string> problems;  // this rank's own (left pending, NIC errors, ...)
+  // This rank's trace events when the run is traced (empty otherwise), on
+  // this rank's own clock, and what puts them on the run's one time line.
+  std::vector<TraceEvent> trace;
+  TraceClock trace_clock;
 };
 
 // This rank's part of a driver's result (the driver played `rank` only).
@@ -70,5 +82,12 @@ struct MergedRun {
 // first part's (rank 0's when complete: after each phase's barrier its clock
 // has seen the whole step).
 MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool complete);
+
+// Tells `sink` every part's trace events on one time line whose 0 is the
+// earliest event. When every part is in the same clock domain (one host) the
+// ranks' clocks are put on CLOCK_MONOTONIC, exactly; otherwise each rank's
+// moment of leaving the set-up barrier is taken as the same instant (off by
+// the barrier's own skew). Returns which of the two it did, in words.
+std::string merge_rank_traces(const std::vector<RankOutcome>& parts, TraceSink& sink);
 
 }  // namespace tensorwire

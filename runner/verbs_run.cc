@@ -13,6 +13,7 @@
 #include "backend_verbs/verbs_nic_factory.h"
 #include "backend_verbs/verbs_rank_env.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/trace_recording.h"
 #include "core/workload/workload_driver.h"
 #include "runner/rank_outcome.h"
 
@@ -54,6 +55,48 @@ std::string waiting_recvs(const WorkloadResult& result, RankId rank) {
 std::string ms_text(std::chrono::milliseconds ms) {
   return std::to_string(ms.count()) + " ms";
 }
+
+// This rank's Recvs as slices, from the Recv call to its done callback.
+void trace_recvs(const WorkloadResult& result, RankId rank, TraceSink& trace) {
+  const std::string track = "rank " + std::to_string(rank) + "/recv";
+  for (const StepResult& s : result.steps) {
+    for (const TransferResult& t : s.transfers) {
+      if (t.dst != rank || t.recv_called_ns == 0) continue;
+      std::string detail = "step " + std::to_string(s.step_id) + ", rank " +
+                           std::to_string(t.src) + " -> rank " + std::to_string(rank) + ", " +
+                           std::to_string(t.bytes) + " bytes";
+      if (!t.done) {
+        trace.instant(track, t.name, t.recv_called_ns, detail + ", never done");
+        continue;
+      }
+      if (!t.status.is_ok()) detail += ", failed: " + t.status.message();
+      trace.slice(track, t.name, t.recv_called_ns, t.done_ns - t.recv_called_ns, detail);
+    }
+  }
+}
+
+// A stretch of the progress loop with a beginning and an end (an idle wait,
+// a phase barrier), told to the trace as one slice when it ends.
+class TracedStretch {
+ public:
+  TracedStretch(TraceSink& trace, const Clock& clock, std::string track, const char* name)
+      : trace_(trace), clock_(clock), track_(std::move(track)), name_(name) {}
+  void begin() {
+    if (!began_) began_ = clock_.now_ns();
+  }
+  void end(std::string_view detail = {}) {
+    if (!began_) return;
+    trace_.slice(track_, name_, *began_, clock_.now_ns() - *began_, detail);
+    began_.reset();
+  }
+
+ private:
+  TraceSink& trace_;
+  const Clock& clock_;
+  std::string track_;
+  const char* name_;
+  std::optional<TimeNs> began_;
+};
 
 }  // namespace
 
@@ -177,7 +220,12 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   report.payload = true;  // verbs always moves the bytes, and they are always checked
   report.ranks = options.world;
 
-  verbs::VerbsRankEnv env(**nic, trace);
+  // The rank's own events, on its own clock; they join the others' at the end.
+  // At most 200,000 of them (about 20 MB to gather).
+  TraceRecording recording(200'000);
+  NullTraceSink no_trace;
+  TraceSink& rank_trace = options.trace ? static_cast<TraceSink&>(recording) : no_trace;
+  verbs::VerbsRankEnv env(**nic, rank_trace, options.trace);
   tf_verbs::RdmaRendezvous rendezvous(env.env(), scenario.tf_verbs);
   if (Status st = rendezvous.start(); !st.is_ok()) {
     return give_up(Status(st.code(), "rank " + std::to_string(options.rank) +
@@ -185,6 +233,9 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   }
   // Every rank's receive rings are posted before anyone sends.
   if (Status st = coordinator.barrier(options.setup_timeout); !st.is_ok()) return st;
+  // Every rank leaves that barrier at (nearly) the same moment: where ranks
+  // on different hosts align their traces.
+  const TimeNs left_setup_barrier_ns = env.clock().now_ns();
 
   verbs::CoordinatorPhaseGate gate(coordinator, options.phase_timeout);
   WorkloadDriver driver(scenario.workload, report.seed, options.rank, options.world, env.env(),
@@ -202,6 +253,10 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   uint32_t idle_turns = 0;
   uint64_t phases_agreed = 0;
   WallClock::time_point phase_began = WallClock::now();
+  const std::string progress_track = "rank " + std::to_string(options.rank) + "/progress";
+  TracedStretch idle(rank_trace, env.clock(), progress_track,
+                     options.use_completion_channel ? "idle (completion channel)" : "idle (sleep)");
+  TracedStretch barrier(rank_trace, env.clock(), progress_track, "phase barrier");
   driver.start();
   while (!driver.finished() && !driver.stopped()) {
     if (options.die_at_step && !driver.result().steps.empty() &&
@@ -218,11 +273,13 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
       break;
     }
     uint32_t handled = *n;
+    if (options.trace && gate.waiting()) barrier.begin();
     if (gate.poll()) ++handled;
     events += handled;
     if (gate.agreed_phases() != phases_agreed) {
       phases_agreed = gate.agreed_phases();
       phase_began = WallClock::now();
+      barrier.end();
     }
     // The phase's own deadline: this rank's Recvs must be done in time (the
     // barrier after them has its own).
@@ -238,7 +295,9 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
     }
     if (handled > 0) {
       idle_turns = 0;
+      if (options.trace) idle.end();
     } else if (++idle_turns > options.idle_spins_before_sleep) {
+      if (options.trace) idle.begin();
       bool slept = false;
       if (options.use_completion_channel) {
         Result<uint32_t> woke = env.wait_idle(std::chrono::milliseconds(1), &slept);
@@ -256,6 +315,10 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   // by its deadline); only then may this thread touch it.
   while (gate.waiting()) {
     if (!gate.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (options.trace) {
+    idle.end();
+    barrier.end();
   }
   // A rank that stopped on its own (not at a failed barrier, which broke the
   // coordinator already) tells the others at once.
@@ -285,6 +348,17 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   mine.transport.copy_engine_copies = env.copies().copies;
   mine.transport.copy_engine_bytes = env.copies().bytes;
   mine.problems = local_problems;
+  if (options.trace) {
+    trace_recvs(driver.result(), options.rank, recording);
+    if (recording.dropped() > 0) {
+      recording.instant(progress_track, "trace truncated", env.clock().now_ns(),
+                        std::to_string(recording.dropped()) + " later events were not kept");
+    }
+    mine.trace = recording.take_events();
+    mine.trace_clock.domain = verbs::MonotonicClock::domain();
+    mine.trace_clock.origin_ns = env.clock().origin_on_monotonic_ns();
+    mine.trace_clock.aligned_at_ns = left_setup_barrier_ns;
+  }
 
   std::vector<RankOutcome> parts;
   Result<std::vector<std::string>> gathered = verbs::all_gather_blobs(coordinator,
@@ -310,6 +384,7 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   }
   out.whole_run = !parts.empty();
   if (parts.empty()) parts.push_back(mine);
+  if (options.trace) out.trace_clocks = merge_rank_traces(parts, trace);
   MergedRun merged = merge_rank_outcomes(parts, out.whole_run);
 
   report.workload = std::move(merged.workload);

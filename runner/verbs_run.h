@@ -48,6 +48,12 @@ struct VerbsRunOptions {
   // instead of sleeping a fixed 50 us per turn; at most 1 ms at a time, so
   // the end of a phase's barrier is seen within 1 ms.
   bool use_completion_channel = false;
+  // Trace the run: every rank records its NIC's work requests and
+  // registrations (verbs/tracing_nic.h), its idle waits and phase barriers
+  // ("rank R/progress") and its Recvs ("rank R/recv"); the records travel
+  // with the results' all-gather and every rank tells the `trace` sink of
+  // run_verbs_rank the whole run's. Every rank must be given the same value.
+  bool trace = false;
   // Fault injection for tests: when this rank has started the step with this
   // step_id, it dies there. `die` is how: the CLI raises SIGKILL; in-process
   // tests return at once and drop the rank's NIC and coordinator unannounced.
@@ -68,6 +74,7 @@ struct VerbsRunReport {
   // are in the report (the gather could not run, e.g. a rank died).
   bool whole_run = false;
   bool died = false;  // die_at_step struck this rank (tests)
+  std::string trace_clocks;  // traced runs: how the ranks' clocks were put on one line
   RankId rank = 0;
   uint32_t world = 0;
   std::string device;
@@ -80,6 +87,11 @@ struct VerbsRunReport {
 // host memory here instead. kInvalidArgument naming the tensor and the field.
 Status check_scenario_for_verbs(Scenario& scenario, uint32_t world, bool gpu_as_host);
 
+// With options.trace, `trace` is told every rank's events (only this rank's
+// when the gather failed), on one time line (merge_rank_traces in
+// rank_outcome.h: exact for ranks of one host; across hosts, aligned where
+// the ranks left the set-up barrier). Without it, `trace` is told nothing.
+//
 // Errors are for what stops the rank before its workload starts (a scenario
 // verbs cannot run, a device that does not open, a peer that never comes);
 // what goes wrong afterwards is in the report's problems.

@@ -133,6 +133,9 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArgs& args) {
   add_seed_option(*launch, args.seed, args.has_seed);
   launch->add_option("--json", args.json_path, "Rank 0 writes the results as JSON")
       ->type_name("FILE");
+  launch->add_option("--trace", args.trace_path,
+                     "Rank 0 writes a Chrome trace-event JSON file of every rank (ui.perfetto.dev)")
+      ->type_name("FILE");
   launch->add_option("--grace", args.grace,
                      "Seconds the other ranks get to end on their own once one has failed, "
                      "before they are stopped (default 10)")
@@ -163,6 +166,8 @@ std::vector<std::string> rank_command_line(const LaunchArgs& args, const std::st
   }
   if (!v.die_at.empty()) argv.insert(argv.end(), {"--die-at", v.die_at});
   if (rank == 0 && !args.json_path.empty()) argv.insert(argv.end(), {"--json", args.json_path});
+  // Every rank records its part of the trace; rank 0 writes the file.
+  if (!args.trace_path.empty()) argv.insert(argv.end(), {"--trace", args.trace_path});
   return argv;
 }
 

@@ -22,6 +22,7 @@ struct LaunchArgs {
   std::string ranks;  // -n
   std::string scenario_path;
   std::string json_path;
+  std::string trace_path;
   uint64_t seed = 0;
   bool has_seed = false;
   std::string grace = "10";  // seconds

@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 namespace tensorwire::app {
@@ -60,6 +62,15 @@ Status OutputFile::write_and_close(std::string_view bytes) {
   if (written != bytes.size()) return io_error(flag_, path_, "write", write_errno ? write_errno : EIO);
   if (!closed) return io_error(flag_, path_, "write", close_errno ? close_errno : EIO);
   return Status::ok();
+}
+
+bool same_file_path(const std::string& a, const std::string& b) {
+  std::error_code ec_a;
+  std::error_code ec_b;
+  const auto canonical_a = std::filesystem::weakly_canonical(a, ec_a);
+  const auto canonical_b = std::filesystem::weakly_canonical(b, ec_b);
+  if (ec_a || ec_b) return a == b;
+  return canonical_a == canonical_b;
 }
 
 }  // namespace tensorwire::app

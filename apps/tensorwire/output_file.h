@@ -34,4 +34,8 @@ class OutputFile {
   std::string flag_;
 };
 
+// "out/x.json" and "./out/x.json" are one file; writing both would leave one
+// half-overwritten by the other.
+bool same_file_path(const std::string& a, const std::string& b);
+
 }  // namespace tensorwire::app

@@ -27,17 +27,6 @@
 namespace tensorwire::app {
 namespace {
 
-// "out/x.json" and "./out/x.json" are one file; writing both would leave one
-// half-overwritten by the other.
-bool same_file_path(const std::string& a, const std::string& b) {
-  std::error_code ec_a;
-  std::error_code ec_b;
-  const auto canonical_a = std::filesystem::weakly_canonical(a, ec_a);
-  const auto canonical_b = std::filesystem::weakly_canonical(b, ec_b);
-  if (ec_a || ec_b) return a == b;
-  return canonical_a == canonical_b;
-}
-
 // Decimal digits only, within uint64: CLI11's own conversion would wrap "-3"
 // and saturate overflow, silently running a different seed than was asked.
 std::optional<uint64_t> parse_seed(std::string_view text) {

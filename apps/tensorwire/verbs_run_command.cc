@@ -5,12 +5,15 @@
 #include <charconv>
 #include <optional>
 #include <system_error>
+#include <tuple>
 
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/scenario_argument.h"
+#include "report/chrome_trace_writer.h"
 #include "report/results_json.h"
 #include "report/summary.h"
+#include "report/units_format.h"
 #include "scenario/scenario_loader.h"
 
 #ifdef TENSORWIRE_WITH_VERBS
@@ -85,9 +88,6 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
     return bad("--timing-only does not apply to --backend verbs: a real device always moves "
                "the bytes");
   }
-  if (!args.trace_path.empty()) {
-    return bad("--trace is not supported with --backend verbs yet");
-  }
   std::optional<uint64_t> flag_rank;
   std::optional<uint64_t> flag_world;
   if (!v.rank.empty()) {
@@ -160,12 +160,21 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
       !st.is_ok()) {
     return bad(st.message());
   }
-  std::optional<OutputFile> json_file;
-  if (!args.json_path.empty() && options.rank == 0) {
-    Result<OutputFile> opened = OutputFile::open(args.json_path, "--json");
-    if (!opened.is_ok()) return bad(opened.status().message());
-    json_file.emplace(std::move(opened).value());
+  // Rank 0 writes the files; every rank given --trace records its part.
+  if (!args.trace_path.empty() && !args.json_path.empty() &&
+      same_file_path(args.trace_path, args.json_path)) {
+    return bad("--trace and --json name the same file '" + args.trace_path + "'");
   }
+  std::optional<OutputFile> json_file;
+  std::optional<OutputFile> trace_file;
+  for (auto [path_arg, flag, file] : {std::tuple{&args.json_path, "--json", &json_file},
+                                      std::tuple{&args.trace_path, "--trace", &trace_file}}) {
+    if (path_arg->empty() || options.rank != 0) continue;
+    Result<OutputFile> opened = OutputFile::open(*path_arg, flag);
+    if (!opened.is_ok()) return bad(opened.status().message());
+    file->emplace(std::move(opened).value());
+  }
+  options.trace = !args.trace_path.empty();
 
   const uint64_t seed = args.has_seed ? args.seed : loaded->seed;
   out << "tensorwire run " << path << " --seed " << seed << " --backend verbs --rank "
@@ -173,7 +182,13 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
       << options.device << "\n"
       << std::flush;
 
-  NullTraceSink trace;
+  report::ChromeTraceWriter trace;
+  trace.set_metadata("tool", "tensorwire");
+  trace.set_metadata("scenario", loaded->name);
+  trace.set_metadata("scenario_path", path);
+  trace.set_metadata("seed", std::to_string(seed));
+  trace.set_metadata("backend", "verbs");
+  trace.set_metadata("device", options.device);
   Result<VerbsRunReport> result = run_verbs_rank(*loaded, options, trace);
   if (!result.is_ok()) {
     err << kErrorPrefix << "rank " << options.rank << ": " << result.status().message() << "\n";
@@ -198,6 +213,17 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
       code = kExitBadInput;
     } else {
       out << "results JSON: " << args.json_path << "\n";
+    }
+  }
+  if (trace_file) {
+    trace.set_metadata("clocks", r.trace_clocks);
+    Status st = trace_file->write_and_close(trace.to_json());
+    if (!st.is_ok()) {
+      err << kErrorPrefix << st.message() << "\n";
+      code = kExitBadInput;
+    } else {
+      out << "trace: " << args.trace_path << " (" << report::format_count(trace.event_count())
+          << " events on " << trace.track_count() << " tracks)\n";
     }
   }
   return code;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace tensorwire {
 namespace {
 
@@ -105,6 +107,96 @@ TEST(RankOutcome, MalformedOrLyingPartsAreErrorsNamingTheRank) {
   liar.steps[0].recvs[0].second.dst = 1;
   MergedRun m = merge_rank_outcomes({liar, rank_outcome_of(1, one_step(1), {1})}, true);
   EXPECT_FALSE(m.problems.empty());
+}
+
+// A traced part: its events and its clock travel, and merging puts every
+// rank on one line: exactly on one host, by the set-up barrier across hosts.
+TEST(RankOutcome, TracesTravelAndMergeOntoOneTimeLine) {
+  RankOutcome a = rank_outcome_of(0, one_step(0), {1});
+  a.trace = {TraceEvent{"node0/nic tx to node1", "send", "rank 0 -> rank 1, 51 bytes", 1'000, 400,
+                        false},
+             TraceEvent{"rank 0/progress", "trace truncated", "", 2'000, 0, true}};
+  a.trace_clock = TraceClock{"boot-1", 50'000, 900};
+  RankOutcome b = rank_outcome_of(1, one_step(1), {1});
+  b.trace = {TraceEvent{"node1/nic rx from node0", "recv", "rank 0 -> rank 1, 51 bytes", 300, 0,
+                        true}};
+  b.trace_clock = TraceClock{"boot-1", 50'900, 100};
+
+  Result<RankOutcome> back = decode_rank_outcome(encode_rank_outcome(a), 0);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  ASSERT_EQ(back->trace.size(), 2u);
+  EXPECT_EQ(back->trace[0].track, "node0/nic tx to node1");
+  EXPECT_EQ(back->trace[0].detail, "rank 0 -> rank 1, 51 bytes");
+  EXPECT_EQ(back->trace[0].duration_ns, 400);
+  EXPECT_FALSE(back->trace[0].instant);
+  EXPECT_TRUE(back->trace[1].instant);
+  EXPECT_EQ(back->trace_clock.domain, "boot-1");
+  EXPECT_EQ(back->trace_clock.origin_ns, 50'000);
+  EXPECT_EQ(back->trace_clock.aligned_at_ns, 900);
+
+  // One host: rank 1's 300 is CLOCK_MONOTONIC 51,200; rank 0's 1,000 is
+  // 51,000, the earliest, so 0.
+  TraceRecording one_host;
+  EXPECT_NE(merge_rank_traces({a, b}, one_host).find("one host"), std::string::npos);
+  ASSERT_EQ(one_host.events().size(), 3u);
+  EXPECT_EQ(one_host.events()[0].start_ns, 0);
+  EXPECT_EQ(one_host.events()[0].duration_ns, 400);
+  EXPECT_EQ(one_host.events()[1].start_ns, 1'000);
+  EXPECT_EQ(one_host.events()[2].start_ns, 200);
+
+  // Two hosts: each rank's barrier exit is the same instant: rank 0's 1,000
+  // is +100 after it, rank 1's 300 is +200; rank 0's event is the earliest.
+  b.trace_clock.domain = "boot-2";
+  TraceRecording two_hosts;
+  EXPECT_NE(merge_rank_traces({a, b}, two_hosts).find("set-up barrier"), std::string::npos);
+  ASSERT_EQ(two_hosts.events().size(), 3u);
+  EXPECT_EQ(two_hosts.events()[0].start_ns, 0);
+  EXPECT_EQ(two_hosts.events()[2].start_ns, 100);
+
+  // No domain known: never taken as one host.
+  a.trace_clock.domain.clear();
+  b.trace_clock.domain.clear();
+  TraceRecording unknown;
+  EXPECT_NE(merge_rank_traces({a, b}, unknown).find("set-up barrier"), std::string::npos);
+}
+
+TEST(RankOutcome, AMalformedTraceEventIsAnErrorNamingTheRank) {
+  RankOutcome o = rank_outcome_of(1, one_step(1), {1});
+  o.trace = {TraceEvent{"rank 1/recv", "a", "", 10, 5, false}};
+  nlohmann::json good = nlohmann::json::parse(encode_rank_outcome(o));
+  for (const nlohmann::json& bad_event :
+       {nlohmann::json::array({"rank 1/recv", "a", 10, 5}),
+        nlohmann::json::array({"rank 1/recv", "a", 10, -2, ""}),
+        nlohmann::json::array({"rank 1/recv", 7, 10, 5, ""}), nlohmann::json("slice")}) {
+    nlohmann::json bad = good;
+    bad["trace"][0] = bad_event;
+    Result<RankOutcome> r = decode_rank_outcome(bad.dump(), 1);
+    ASSERT_FALSE(r.is_ok()) << bad_event.dump();
+    EXPECT_EQ(r.status().code(), StatusCode::kMalformedMessage);
+    EXPECT_NE(r.status().message().find("rank 1"), std::string::npos) << r.status().message();
+  }
+  nlohmann::json no_clock = good;
+  no_clock.erase("trace_clock");
+  EXPECT_FALSE(decode_rank_outcome(no_clock.dump(), 1).is_ok());
+}
+
+// A recording keeps what it is told up to its bound and counts the rest;
+// replaying it moves every event by the shift.
+TEST(TraceRecording, KeepsUpToItsBoundAndReplaysShifted) {
+  TraceRecording r(2);
+  r.slice("node0/nic tx to node1", "send", 10, 5, "a");
+  r.instant("rank 0/progress", "x", 20, "b");
+  r.slice("node0/nic tx to node1", "send", 30, 5, "c");
+  ASSERT_EQ(r.events().size(), 2u);
+  EXPECT_EQ(r.dropped(), 1u);
+  TraceRecording copy;
+  replay_trace_events(r.events(), 100, copy);
+  ASSERT_EQ(copy.events().size(), 2u);
+  EXPECT_EQ(copy.events()[0].start_ns, 110);
+  EXPECT_EQ(copy.events()[0].duration_ns, 5);
+  EXPECT_EQ(copy.events()[0].detail, "a");
+  EXPECT_EQ(copy.events()[1].start_ns, 120);
+  EXPECT_TRUE(copy.events()[1].instant);
 }
 
 }  // namespace

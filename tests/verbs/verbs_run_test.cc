@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend_verbs/cuda_memory.h"
+#include "core/trace_recording.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
 #include "tests/verbs/verbs_cluster.h"
@@ -234,6 +236,91 @@ CliResult run_cli(const std::string& args) {
   return r;
 }
 
+// A traced run: every rank's work requests, arrivals, barriers and Recvs in
+// one trace, on one time line (the ranks share this host's clock), matching
+// the run's own counters.
+TEST(VerbsRun, ATracedRunRecordsEveryRanksWorkOnOneTimeLine) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  Scenario scenario = load("scenarios/quickstart.toml");
+  const uint32_t world = 2;
+  std::vector<std::unique_ptr<verbs::TcpCoordinator>> cs(world);
+  cs[0] = std::move(verbs::TcpCoordinator::create({"127.0.0.1:0", 0, world, milliseconds(30000)}))
+              .value();
+  const std::string address = "127.0.0.1:" + std::to_string(cs[0]->port());
+  cs[1] = std::move(verbs::TcpCoordinator::create({address, 1, world, milliseconds(30000)})).value();
+  std::vector<TraceRecording> traces(world);
+  std::vector<Result<VerbsRunReport>> results(world, Status(StatusCode::kInternal, "not run"));
+  std::vector<std::thread> threads;
+  for (RankId r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      VerbsRunOptions o;
+      o.rank = r;
+      o.world = world;
+      o.device = std::getenv("TENSORWIRE_RDMA_DEVICE");
+      o.address = std::getenv("TENSORWIRE_RDMA_ADDR");
+      o.gpu_as_host = true;
+      o.trace = true;
+      results[r] = run_verbs_rank(scenario, o, *cs[r], traces[r]);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (RankId r = 0; r < world; ++r) {
+    ASSERT_TRUE(results[r].is_ok()) << results[r].status().to_string();
+    ASSERT_TRUE(results[r]->report.passed()) << all_problems(results[r]->report);
+    EXPECT_NE(results[r]->trace_clocks.find("one host"), std::string::npos);
+  }
+  // Every rank merged the same parts into the same trace.
+  ASSERT_EQ(traces[0].events().size(), traces[1].events().size());
+  const VerbsRunReport& v = *results[0];
+  const std::vector<TraceEvent>& events = traces[0].events();
+  std::map<std::string, uint64_t> counts;  // "track|name"
+  for (const TraceEvent& e : events) {
+    EXPECT_GE(e.start_ns, 0) << e.track << " " << e.name;
+    EXPECT_GE(e.duration_ns, 0) << e.track << " " << e.name;
+    ++counts[e.track + "|" + e.name];
+  }
+  const auto count = [&counts](const std::string& track, const std::string& name) {
+    return counts[track + "|" + name];
+  };
+  for (RankId r = 0; r < world; ++r) {
+    const RankId p = 1 - r;
+    const std::string node = "node" + std::to_string(r);
+    const std::string tx = node + "/nic tx to node" + std::to_string(p);
+    const std::string rx = node + "/nic rx from node" + std::to_string(p);
+    const sim::SimStats& s = v.report.rank_stats[r];
+    // One slice per work request posted, one instant per arrival.
+    EXPECT_EQ(count(tx, "send"), s.sends) << "rank " << r;
+    EXPECT_EQ(count(tx, "rdma write with imm"), s.rdma_writes_with_imm) << "rank " << r;
+    EXPECT_EQ(count("node" + std::to_string(p) + "/nic rx from node" + std::to_string(r),
+                    "recv rdma with imm"),
+              s.rdma_writes_with_imm)
+        << "rank " << r;
+    EXPECT_EQ(count("rank " + std::to_string(r) + "/cpu", "register memory"), s.registrations);
+    EXPECT_GE(count("rank " + std::to_string(r) + "/progress", "phase barrier"), 1u);
+    // Each Recv is a slice, and something from its sender arrived while it ran.
+    for (const StepResult& step : v.report.workload.steps) {
+      for (const TransferResult& t : step.transfers) {
+        if (t.dst != r) continue;
+        const TraceEvent* slice = nullptr;
+        for (const TraceEvent& e : events) {
+          if (e.track == "rank " + std::to_string(r) + "/recv" && e.name == t.name &&
+              e.detail.find("step " + std::to_string(step.step_id) + ",") == 0) {
+            slice = &e;
+          }
+        }
+        ASSERT_NE(slice, nullptr) << t.name << " step " << step.step_id;
+        EXPECT_EQ(slice->duration_ns, t.done_ns - t.recv_called_ns);
+        bool arrived = false;
+        for (const TraceEvent& e : events) {
+          arrived = arrived || (e.track == rx && e.start_ns >= slice->start_ns &&
+                                e.start_ns <= slice->start_ns + slice->duration_ns);
+        }
+        EXPECT_TRUE(arrived) << t.name << " step " << step.step_id;
+      }
+    }
+  }
+}
+
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           (name + "-" + std::to_string(::getpid()) + ".json"))
@@ -243,8 +330,9 @@ std::string temp_path(const std::string& name) {
 TEST(VerbsLaunch, TwoProcessesRunQuickstartAndRankZeroWritesMeasuredJson) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   const std::string json = temp_path("tw-launch");
+  const std::string trace = temp_path("tw-launch-trace");
   CliResult r = run_cli("launch -n 2 " + kRoot + "/scenarios/quickstart.toml --gpu-as-host --json " +
-                        json);
+                        json + " --trace " + trace);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("[rank 0] PASS"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("[rank 1] PASS"), std::string::npos) << r.output;
@@ -258,6 +346,21 @@ TEST(VerbsLaunch, TwoProcessesRunQuickstartAndRankZeroWritesMeasuredJson) {
   EXPECT_TRUE(j["steps"][0].contains("measured_ns"));
   EXPECT_TRUE(j["steps"][0]["per_tensor"][0].contains("measured_ns"));
   std::filesystem::remove(json);
+  // The trace has both processes' work: rank 1 recorded its part, rank 0 wrote it.
+  std::ifstream trace_in(trace);
+  ASSERT_TRUE(trace_in.good()) << trace;
+  const nlohmann::json t = nlohmann::json::parse(trace_in);
+  EXPECT_EQ(t["otherData"]["backend"], "verbs");
+  std::set<std::string> tracks;
+  for (const nlohmann::json& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") tracks.insert(e["args"]["name"]);
+  }
+  for (const char* track : {"node0/nic tx to node1", "node1/nic tx to node0", "rank 0/recv",
+                            "rank 1/recv", "rank 0/progress", "rank 1/progress"}) {
+    EXPECT_EQ(tracks.count(track), 1u) << track;
+  }
+  EXPECT_NE(r.output.find("trace: " + trace), std::string::npos) << r.output;
+  std::filesystem::remove(trace);
 }
 
 TEST(VerbsLaunch, AKilledRankMakesTheOthersFailOnTheirOwnAndLaunchReportsIt) {
@@ -310,6 +413,9 @@ TEST(VerbsCli, FlagErrorsNameTheFlagAndExitTwo) {
       {"run " + q + " --backend verbs --rank 0 --world 2 --coordinator 127.0.0.1:1 --device rxe0 "
        "--gpu-as-host --die-at 1",
        "--die-at must be RANK:STEP"},
+      {"run " + q + " --backend verbs --rank 0 --world 2 --coordinator 127.0.0.1:1 --device rxe0 "
+       "--gpu-as-host --trace /tmp/tw-same.json --json /tmp/./tw-same.json",
+       "--trace and --json name the same file"},
       {"launch -n 0 " + q, "-n must be a whole number of ranks from 1 to 64"},
       {"launch -n 65 " + q, "-n must be a whole number of ranks from 1 to 64"},
       {"launch -n 2 " + q + " --device rxe0", "dst_memory = \"gpu1\""},
