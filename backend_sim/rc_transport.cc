@@ -10,16 +10,6 @@
 namespace tensorwire::sim {
 namespace {
 
-const char* opcode_name(WorkOpcode op) {
-  switch (op) {
-    case WorkOpcode::kSend: return "send";
-    case WorkOpcode::kRdmaWrite: return "rdma write";
-    case WorkOpcode::kRdmaWriteWithImm: return "rdma write with imm";
-    case WorkOpcode::kRdmaRead: return "rdma read";
-  }
-  return "?";
-}
-
 CompletionOpcode sender_opcode(WorkOpcode op) {
   switch (op) {
     case WorkOpcode::kSend: return CompletionOpcode::kSend;
@@ -117,7 +107,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   if (!local.is_ok()) {
     // The error completion is ordered with the rank's other completions.
     context_.events.touch(rank);
-    trace_error(rank, peer, opcode_name(wr.opcode), local);
+    trace_error(rank, peer, work_opcode_name(wr.opcode), local);
     complete_send(rank, peer, seq, context_.now(), CompletionStatus::kLocalProtectionError, 0);
     return;
   }
@@ -157,9 +147,9 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
                                  std::to_string(it->second.local.length) + " bytes";
       const TimeNs duration = context_.now() - started_ns;
       context_.trace.slice("node" + std::to_string(rank) + "/nic tx to node" + std::to_string(peer),
-                           opcode_name(it->second.opcode), started_ns, duration, detail);
+                           work_opcode_name(it->second.opcode), started_ns, duration, detail);
       context_.trace.slice("node" + std::to_string(peer) + "/nic rx from node" + std::to_string(rank),
-                           opcode_name(it->second.opcode), started_ns + latency, duration, detail);
+                           work_opcode_name(it->second.opcode), started_ns + latency, duration, detail);
     }
   }
   const uint64_t what = context_.events.what(rank, peer, seq);
@@ -268,7 +258,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
       context_.stats[sender].rnr_retries += 1;
       const uint32_t limit = context_.cluster.rnr_retry_count;
       if (limit != 7 && a.rnr_tries > limit) {
-        trace_error(sender, receiver, opcode_name(wr.opcode),
+        trace_error(sender, receiver, work_opcode_name(wr.opcode),
                     Status(StatusCode::kNoResource, "receiver not ready, retries exhausted"));
         complete_send(sender, receiver, a.seq, context_.now() + latency,
                       CompletionStatus::kRnrRetryExceeded, 0);

@@ -7,16 +7,6 @@
 namespace tensorwire::verbs {
 namespace {
 
-const char* opcode_name(WorkOpcode opcode) {
-  switch (opcode) {
-    case WorkOpcode::kSend: return "send";
-    case WorkOpcode::kRdmaWrite: return "rdma write";
-    case WorkOpcode::kRdmaWriteWithImm: return "rdma write with imm";
-    case WorkOpcode::kRdmaRead: return "rdma read";
-  }
-  return "?";
-}
-
 std::string node_track(RankId rank, const char* what, RankId peer) {
   return "node" + std::to_string(rank) + what + std::to_string(peer);
 }
@@ -84,7 +74,7 @@ void TracingNic::trace_completion(const Completion& c) {
   if (it == queue.end()) return;  // posted before this NIC was in place
   const Posted p = *it;
   queue.erase(it);
-  trace_.slice(node_track(me, "/nic tx to node", c.peer), opcode_name(p.opcode), p.posted_ns,
+  trace_.slice(node_track(me, "/nic tx to node", c.peer), work_opcode_name(p.opcode), p.posted_ns,
                now - p.posted_ns,
                "rank " + std::to_string(me) + " -> rank " + std::to_string(c.peer) + ", " +
                    std::to_string(p.bytes) + " bytes, the post took " +

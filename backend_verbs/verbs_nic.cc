@@ -19,16 +19,6 @@ constexpr size_t kMaxDiagnostics = 64;
 constexpr int kPollBatch = 16;
 constexpr auto kSideEventInterval = std::chrono::milliseconds(1);
 
-const char* work_name(WorkOpcode opcode) {
-  switch (opcode) {
-    case WorkOpcode::kSend: return "send";
-    case WorkOpcode::kRdmaWrite: return "rdma write";
-    case WorkOpcode::kRdmaWriteWithImm: return "rdma write with imm";
-    case WorkOpcode::kRdmaRead: return "rdma read";
-  }
-  return "?";
-}
-
 std::string access_text(int flags) {
   std::string text;
   auto add = [&](int bit, const char* name) {
@@ -315,7 +305,8 @@ Status VerbsNic::post_send(QpHandle qp, const SendWorkRequest& wr) {
   ibv_send_wr* bad = nullptr;
   if (const int rc = ibv_post_send(p.qp, &send, &bad); rc != 0) {
     release_slot(*slot);
-    const std::string what = "ibv_post_send(" + device_->name() + ", " + work_name(wr.opcode) +
+    const std::string what = "ibv_post_send(" + device_->name() + ", " +
+                             work_opcode_name(wr.opcode) +
                              " of " + std::to_string(wr.local.length) + " bytes to rank " +
                              std::to_string(*peer) + ")";
     if (rc == ENOMEM) return call_failed(StatusCode::kNoResource, what, rc);

@@ -15,6 +15,16 @@ const char* completion_status_name(CompletionStatus status) {
   return "unknown";
 }
 
+const char* work_opcode_name(WorkOpcode opcode) {
+  switch (opcode) {
+    case WorkOpcode::kSend: return "send";
+    case WorkOpcode::kRdmaWrite: return "rdma write";
+    case WorkOpcode::kRdmaWriteWithImm: return "rdma write with imm";
+    case WorkOpcode::kRdmaRead: return "rdma read";
+  }
+  return "?";
+}
+
 const char* completion_opcode_name(CompletionOpcode opcode) {
   switch (opcode) {
     case CompletionOpcode::kSend: return "send";

@@ -71,6 +71,9 @@ enum class CompletionStatus : uint8_t {
   kWorkRequestFlushed,    // QP moved to error; outstanding work flushed
 };
 
+// "send", "rdma write", "rdma write with imm", "rdma read": the names both
+// backends use in traces and error messages.
+const char* work_opcode_name(WorkOpcode opcode);
 const char* completion_status_name(CompletionStatus status);
 const char* completion_opcode_name(CompletionOpcode opcode);
 

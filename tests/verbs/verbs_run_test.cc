@@ -46,9 +46,12 @@ std::string all_problems(const SimulationReport& r) {
 }
 
 // Runs every rank of `scenario` as a thread; `tweak` adjusts one rank's options.
+// With `traces` (one per rank), the run is traced and rank r's merged trace
+// lands in (*traces)[r].
 std::vector<Result<VerbsRunReport>> run_ranks(
     const Scenario& scenario, uint32_t world,
-    const std::function<void(RankId, VerbsRunOptions&)>& tweak = {}) {
+    const std::function<void(RankId, VerbsRunOptions&)>& tweak = {},
+    std::vector<TraceRecording>* traces = nullptr) {
   std::vector<std::unique_ptr<verbs::TcpCoordinator>> cs(world);
   const auto make = [world](const std::string& address, RankId r) {
     Result<std::unique_ptr<verbs::TcpCoordinator>> c =
@@ -72,7 +75,9 @@ std::vector<Result<VerbsRunReport>> run_ranks(
       o.setup_timeout = milliseconds(30000);
       o.phase_timeout = milliseconds(30000);
       if (tweak) tweak(r, o);
-      NullTraceSink trace;
+      o.trace = traces != nullptr;
+      NullTraceSink no_trace;
+      TraceSink& trace = traces != nullptr ? static_cast<TraceSink&>((*traces)[r]) : no_trace;
       results[r] = run_verbs_rank(scenario, o, *cs[r], trace);
       // A rank that died takes its coordinator connection with it.
       if (results[r].is_ok() && results[r]->died) cs[r].reset();
@@ -243,27 +248,8 @@ TEST(VerbsRun, ATracedRunRecordsEveryRanksWorkOnOneTimeLine) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   Scenario scenario = load("scenarios/quickstart.toml");
   const uint32_t world = 2;
-  std::vector<std::unique_ptr<verbs::TcpCoordinator>> cs(world);
-  cs[0] = std::move(verbs::TcpCoordinator::create({"127.0.0.1:0", 0, world, milliseconds(30000)}))
-              .value();
-  const std::string address = "127.0.0.1:" + std::to_string(cs[0]->port());
-  cs[1] = std::move(verbs::TcpCoordinator::create({address, 1, world, milliseconds(30000)})).value();
   std::vector<TraceRecording> traces(world);
-  std::vector<Result<VerbsRunReport>> results(world, Status(StatusCode::kInternal, "not run"));
-  std::vector<std::thread> threads;
-  for (RankId r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      VerbsRunOptions o;
-      o.rank = r;
-      o.world = world;
-      o.device = std::getenv("TENSORWIRE_RDMA_DEVICE");
-      o.address = std::getenv("TENSORWIRE_RDMA_ADDR");
-      o.gpu_as_host = true;
-      o.trace = true;
-      results[r] = run_verbs_rank(scenario, o, *cs[r], traces[r]);
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  std::vector<Result<VerbsRunReport>> results = run_ranks(scenario, world, {}, &traces);
   for (RankId r = 0; r < world; ++r) {
     ASSERT_TRUE(results[r].is_ok()) << results[r].status().to_string();
     ASSERT_TRUE(results[r]->report.passed()) << all_problems(results[r]->report);
