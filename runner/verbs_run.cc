@@ -350,11 +350,14 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   mine.problems = local_problems;
   if (options.trace) {
     trace_recvs(driver.result(), options.rank, recording);
-    if (recording.dropped() > 0) {
-      recording.instant(progress_track, "trace truncated", env.clock().now_ns(),
-                        std::to_string(recording.dropped()) + " later events were not kept");
-    }
     mine.trace = recording.take_events();
+    // Past the recording's bound (the marker itself would not be kept there).
+    if (recording.dropped() > 0) {
+      mine.trace.push_back(TraceEvent{progress_track, "trace truncated",
+                                      std::to_string(recording.dropped()) +
+                                          " later events were not kept",
+                                      env.clock().now_ns(), 0, true});
+    }
     mine.trace_clock.domain = verbs::MonotonicClock::domain();
     mine.trace_clock.origin_ns = env.clock().origin_on_monotonic_ns();
     mine.trace_clock.aligned_at_ns = left_setup_barrier_ns;
