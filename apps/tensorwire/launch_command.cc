@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/scenario_argument.h"
 #include "apps/tensorwire/verbs_run_command.h"
 
@@ -202,6 +203,10 @@ int launch_command(const LaunchArgs& args, std::ostream& out, std::ostream& err)
   if (std::string e = parse_timeout_seconds(args.verbs.phase_timeout, "--phase-timeout", &ms);
       !e.empty()) {
     return bad(e);
+  }
+  if (!args.trace_path.empty() && !args.json_path.empty() &&
+      same_file_path(args.trace_path, args.json_path)) {
+    return bad("--trace and --json name the same file '" + args.trace_path + "'");
   }
   // One clear error here rather than the same one from every rank.
   std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);

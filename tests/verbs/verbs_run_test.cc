@@ -402,6 +402,8 @@ TEST(VerbsCli, FlagErrorsNameTheFlagAndExitTwo) {
       {"run " + q + " --backend verbs --rank 0 --world 2 --coordinator 127.0.0.1:1 --device rxe0 "
        "--gpu-as-host --trace /tmp/tw-same.json --json /tmp/./tw-same.json",
        "--trace and --json name the same file"},
+      {"launch -n 2 " + q + " --gpu-as-host --trace /tmp/tw-same.json --json /tmp/./tw-same.json",
+       "--trace and --json name the same file"},
       {"launch -n 0 " + q, "-n must be a whole number of ranks from 1 to 64"},
       {"launch -n 65 " + q, "-n must be a whole number of ranks from 1 to 64"},
       {"launch -n 2 " + q + " --device rxe0", "dst_memory = \"gpu1\""},
