@@ -37,11 +37,11 @@ Status TracingNic::deregister_memory(const MemoryRegion& region) {
 Status TracingNic::post_send(QpHandle qp, const SendWorkRequest& wr) {
   const TimeNs posted_ns = clock_.now_ns();
   Status st = inner_.post_send(qp, wr);
-  post_call_ns_ = clock_.now_ns() - posted_ns;
+  const TimeNs post_call_ns = clock_.now_ns() - posted_ns;
   // The inner NIC has checked the handle: it names a peer below world_size.
   if (st.is_ok() && qp.id >= 1 && qp.id - 1 < posted_.size()) {
     posted_[qp.id - 1].push_back(
-        Posted{wr.wr_id, wr.opcode, wr.local.length, posted_ns, post_call_ns_});
+        Posted{wr.wr_id, wr.opcode, wr.local.length, posted_ns, post_call_ns});
   }
   return st;
 }

@@ -57,7 +57,6 @@ class TracingNic final : public Nic {
   // Per peer, the work requests posted and not yet completed, oldest first:
   // an RC send queue completes in the order it was posted.
   std::vector<std::deque<Posted>> posted_;
-  TimeNs post_call_ns_ = 0;
 };
 
 }  // namespace tensorwire::verbs
