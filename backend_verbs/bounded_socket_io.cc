@@ -198,24 +198,33 @@ Status send_all(const Socket& socket, std::span<const std::byte> bytes, Deadline
   return {};
 }
 
-Status recv_exact(const Socket& socket, std::span<std::byte> bytes, Deadline deadline,
-                  std::string_view peer) {
-  size_t got = 0;
-  while (got < bytes.size()) {
-    const ssize_t n = recv(socket.fd(), bytes.data() + got, bytes.size() - got, 0);
+Result<bool> recv_available(const Socket& socket, std::span<std::byte> bytes, size_t* got,
+                            std::string_view peer) {
+  while (*got < bytes.size()) {
+    const ssize_t n = recv(socket.fd(), bytes.data() + *got, bytes.size() - *got, 0);
     if (n > 0) {
-      got += static_cast<size_t>(n);
+      *got += static_cast<size_t>(n);
       continue;
     }
     if (n == 0) {
       return Status(StatusCode::kPeerGone, std::string(peer) + " closed the connection after " +
-                                               std::to_string(got) + " of " +
+                                               std::to_string(*got) + " of " +
                                                std::to_string(bytes.size()) + " bytes");
     }
     if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      return call_failed("recv(from " + std::string(peer) + ")", errno);
-    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+    return call_failed("recv(from " + std::string(peer) + ")", errno);
+  }
+  return true;
+}
+
+Status recv_exact(const Socket& socket, std::span<std::byte> bytes, Deadline deadline,
+                  std::string_view peer) {
+  size_t got = 0;
+  for (;;) {
+    Result<bool> complete = recv_available(socket, bytes, &got, peer);
+    if (!complete.is_ok()) return complete.status();
+    if (*complete) return {};
     bool ready = false;
     Status st = wait_for(socket.fd(), POLLIN, deadline, &ready, "recv");
     if (!st.is_ok()) return st;
@@ -224,7 +233,6 @@ Status recv_exact(const Socket& socket, std::span<std::byte> bytes, Deadline dea
                        std::to_string(bytes.size()) + " bytes received)");
     }
   }
-  return {};
 }
 
 }  // namespace tensorwire::verbs

@@ -61,5 +61,10 @@ Status send_all(const Socket& socket, std::span<const std::byte> bytes, Deadline
 // says how many of them came.
 Status recv_exact(const Socket& socket, std::span<std::byte> bytes, Deadline deadline,
                   std::string_view peer);
+// What has arrived, into bytes[*got..], without waiting: true once all of
+// `bytes` is in, false while some is still to come. A connection closed
+// before is the same error as recv_exact's.
+Result<bool> recv_available(const Socket& socket, std::span<std::byte> bytes, size_t* got,
+                            std::string_view peer);
 
 }  // namespace tensorwire::verbs

@@ -10,7 +10,7 @@ void CoordinatorPhaseGate::phase_done(uint64_t step_id, size_t phase_index,
   step_id_ = step_id;
   phase_index_ = phase_index;
   agreed_ = std::move(agreed);
-  Status st = barrier_.start(timeout_);
+  Status st = coordinator_.start_barrier(timeout_);
   if (!st.is_ok()) failed_to_start_ = st;
 }
 
@@ -18,7 +18,7 @@ bool CoordinatorPhaseGate::poll() {
   if (agreed_ == nullptr) return false;
   std::optional<Status> result = failed_to_start_;
   failed_to_start_.reset();
-  if (!result) result = barrier_.poll();
+  if (!result) result = coordinator_.poll_barrier();
   if (!result) return false;
   Status st = std::move(*result);
   if (!st.is_ok()) {

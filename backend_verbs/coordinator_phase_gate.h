@@ -1,16 +1,17 @@
 // The PhaseGate (core/workload/phase_gate.h) of a rank in its own process: the
-// end of each phase is a coordinator barrier, run in the background
-// (background_barrier.h) so the rank keeps serving its peers while it waits,
-// and bounded by `timeout`. A rank that died, or one that never arrives,
-// fails the barrier on every other rank: the coordinator sees a closed
-// connection at once, or the deadline passes.
+// end of each phase is a coordinator barrier, driven from the progress loop
+// without blocking (TcpCoordinator::start_barrier / poll_barrier) so the rank
+// keeps serving its peers while it waits, and bounded by `timeout`. A rank
+// that died, or one that never arrives, fails the barrier on every other
+// rank: the coordinator sees a closed connection at once, or the deadline
+// passes.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <optional>
 
-#include "backend_verbs/background_barrier.h"
+#include "backend_verbs/tcp_coordinator.h"
 #include "core/workload/phase_gate.h"
 
 namespace tensorwire::verbs {
@@ -18,7 +19,7 @@ namespace tensorwire::verbs {
 class CoordinatorPhaseGate final : public PhaseGate {
  public:
   CoordinatorPhaseGate(TcpCoordinator& coordinator, std::chrono::milliseconds timeout)
-      : barrier_(coordinator), timeout_(timeout) {}
+      : coordinator_(coordinator), timeout_(timeout) {}
 
   void phase_done(uint64_t step_id, size_t phase_index,
                   std::function<void(Status)> agreed) override;
@@ -31,7 +32,7 @@ class CoordinatorPhaseGate final : public PhaseGate {
   uint64_t agreed_phases() const { return agreed_phases_; }
 
  private:
-  BackgroundBarrier barrier_;
+  TcpCoordinator& coordinator_;
   std::chrono::milliseconds timeout_;
   std::function<void(Status)> agreed_;
   std::optional<Status> failed_to_start_;

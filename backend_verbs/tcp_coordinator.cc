@@ -1,5 +1,7 @@
 #include "backend_verbs/tcp_coordinator.h"
 
+#include <optional>
+#include <span>
 #include <utility>
 
 #include "backend_verbs/coordinator_frame.h"
@@ -16,12 +18,10 @@ Status coordinator_error(StatusCode code, std::string_view who, const std::strin
   return Status(code, "coordinator: " + std::string(who) + " " + what);
 }
 
-// One whole frame: header, then its body; the type must be `want`.
-Status read_frame(const Socket& socket, FrameType want, uint32_t max_body, Deadline deadline,
-                  std::string_view peer, FrameHeader* header, std::vector<std::byte>* body) {
-  std::array<std::byte, kFrameHeaderBytes> head{};
-  Status st = recv_exact(socket, head, deadline, peer);
-  if (!st.is_ok()) return st;
+// A frame's header, checked: its magic and layout, a body of at most
+// max_body bytes, and the type `want`.
+Result<FrameHeader> check_frame_header(std::span<const std::byte, kFrameHeaderBytes> head,
+                                       FrameType want, uint32_t max_body, std::string_view peer) {
   Result<FrameHeader> decoded = decode_frame_header(head, max_body);
   if (!decoded.is_ok()) {
     return Status(decoded.status().code(),
@@ -32,11 +32,91 @@ Status read_frame(const Socket& socket, FrameType want, uint32_t max_body, Deadl
                   std::string(peer) + " sent a " + frame_type_name(decoded->type) +
                       " message where a " + frame_type_name(want) + " message belongs");
   }
-  body->assign(decoded->body_bytes, std::byte{0});
+  return decoded;
+}
+
+// One whole frame: header, then its body; the type must be `want`.
+Status read_frame(const Socket& socket, FrameType want, uint32_t max_body, Deadline deadline,
+                  std::string_view peer, FrameHeader* header, std::vector<std::byte>* body) {
+  std::array<std::byte, kFrameHeaderBytes> head{};
+  Status st = recv_exact(socket, head, deadline, peer);
+  if (!st.is_ok()) return st;
+  Result<FrameHeader> checked = check_frame_header(head, want, max_body, peer);
+  if (!checked.is_ok()) return checked.status();
+  body->assign(checked->body_bytes, std::byte{0});
   st = recv_exact(socket, *body, deadline, peer);
   if (!st.is_ok()) return st;
-  *header = *decoded;
+  *header = *checked;
   return {};
+}
+
+// The same frame read piece by piece, as its bytes arrive, never waiting.
+class FrameReader {
+ public:
+  FrameReader(FrameType want, uint32_t max_body) : want_(want), max_body_(max_body) {}
+
+  // True once the whole frame is in.
+  Result<bool> poll(const Socket& socket, std::string_view peer) {
+    if (!header_) {
+      Result<bool> in = recv_available(socket, head_, &head_got_, peer);
+      if (!in.is_ok() || !*in) return in;
+      Result<FrameHeader> checked = check_frame_header(head_, want_, max_body_, peer);
+      if (!checked.is_ok()) return checked.status();
+      header_ = *checked;
+      body_.assign(header_->body_bytes, std::byte{0});
+    }
+    return recv_available(socket, body_, &body_got_, peer);
+  }
+  const FrameHeader& header() const { return *header_; }
+  const std::vector<std::byte>& body() const { return body_; }
+  size_t received() const { return head_got_ + body_got_; }
+  size_t expected() const { return kFrameHeaderBytes + body_.size(); }
+
+ private:
+  FrameType want_;
+  uint32_t max_body_;
+  std::array<std::byte, kFrameHeaderBytes> head_{};
+  size_t head_got_ = 0;
+  std::optional<FrameHeader> header_;
+  std::vector<std::byte> body_;
+  size_t body_got_ = 0;
+};
+
+// Rank r's contribution to exchange `sequence`, from its gather frame.
+Result<std::string> accept_gather(const FrameHeader& header, std::span<const std::byte> body,
+                                  uint32_t r, uint32_t sequence, std::string_view peer) {
+  if (header.rank != r) {
+    return coordinator_error(StatusCode::kMalformedMessage, peer,
+                             "signed its message as rank " + std::to_string(header.rank));
+  }
+  Result<GatherContribution> c = decode_gather_body(body);
+  if (!c.is_ok()) {
+    return coordinator_error(StatusCode::kMalformedMessage, peer,
+                             "sent " + c.status().message());
+  }
+  if (c->sequence != sequence) {
+    return coordinator_error(StatusCode::kMalformedMessage, peer,
+                             "is at exchange " + std::to_string(c->sequence) +
+                                 ", rank 0 at exchange " + std::to_string(sequence));
+  }
+  return std::move(c->bytes);
+}
+
+// Every rank's bytes of exchange `sequence`, from rank 0's answer.
+Result<std::vector<std::string>> accept_gather_result(const FrameHeader& header,
+                                                      std::span<const std::byte> body,
+                                                      uint32_t sequence, uint32_t world_size,
+                                                      std::string_view root) {
+  if (header.rank != 0) {
+    return coordinator_error(StatusCode::kMalformedMessage, root,
+                             "signed its message as rank " + std::to_string(header.rank));
+  }
+  Result<std::vector<std::string>> entries = decode_gather_result_body(body, sequence, world_size);
+  if (!entries.is_ok()) {
+    return coordinator_error(StatusCode::kMalformedMessage, root,
+                             "sent " + entries.status().message());
+  }
+  return entries;
 }
 
 Status write_frame(const Socket& socket, FrameType type, uint32_t rank,
@@ -192,6 +272,10 @@ Result<std::vector<std::string>> TcpCoordinator::exchange(std::string_view mine,
     return Status(StatusCode::kInvalidArgument,
                   "coordinator: " + std::string(what) + " before join");
   }
+  if (pending_) {
+    return Status(StatusCode::kInvalidArgument,
+                  "coordinator: " + std::string(what) + " while a barrier is pending");
+  }
   if (mine.size() > kMaxGatherEntryBytes) {
     return Status(StatusCode::kInvalidArgument,
                   "coordinator: " + std::string(what) + " of " + std::to_string(mine.size()) +
@@ -222,21 +306,9 @@ Result<std::vector<std::string>> TcpCoordinator::exchange_as_root(std::string_vi
         read_frame(peer.socket, FrameType::kGather, max_body_bytes(FrameType::kGather, world_size_),
                    deadline, peer.name, &header, &body);
     if (!st.is_ok()) return coordinator_error(st);
-    if (header.rank != r) {
-      return coordinator_error(StatusCode::kMalformedMessage, peer.name,
-                               "signed its message as rank " + std::to_string(header.rank));
-    }
-    Result<GatherContribution> c = decode_gather_body(body);
-    if (!c.is_ok()) {
-      return coordinator_error(StatusCode::kMalformedMessage, peer.name,
-                               "sent " + c.status().message());
-    }
-    if (c->sequence != sequence) {
-      return coordinator_error(StatusCode::kMalformedMessage, peer.name,
-                               "is at exchange " + std::to_string(c->sequence) +
-                                   ", rank 0 at exchange " + std::to_string(sequence));
-    }
-    entries[r] = std::move(c->bytes);
+    Result<std::string> bytes = accept_gather(header, body, r, sequence, peer.name);
+    if (!bytes.is_ok()) return bytes.status();
+    entries[r] = std::move(*bytes);
   }
   const std::vector<std::byte> result = encode_gather_result_body(sequence, entries);
   for (uint32_t r = 1; r < world_size_; ++r) {
@@ -259,16 +331,126 @@ Result<std::vector<std::string>> TcpCoordinator::exchange_as_member(std::string_
                   max_body_bytes(FrameType::kGatherResult, world_size_), deadline, root_name_,
                   &header, &body);
   if (!st.is_ok()) return coordinator_error(st);
-  if (header.rank != 0) {
-    return coordinator_error(StatusCode::kMalformedMessage, root_name_,
-                             "signed its message as rank " + std::to_string(header.rank));
+  return accept_gather_result(header, body, sequence, world_size_, root_name_);
+}
+
+// A barrier in flight: rank 0 reads one gather frame from each other rank (an
+// empty one) and then answers them all; another rank has sent its frame and
+// reads rank 0's answer. readers[r] reads rank r's frame on rank 0 (entry 0
+// unused); on another rank readers[0] reads rank 0's answer.
+struct TcpCoordinator::PendingBarrier {
+  uint32_t sequence = 0;
+  Deadline deadline;
+  std::vector<std::optional<FrameReader>> readers;
+};
+
+TcpCoordinator::~TcpCoordinator() = default;
+
+Status TcpCoordinator::start_barrier(std::chrono::milliseconds timeout) {
+  if (Status st = usable("barrier"); !st.is_ok()) return st;
+  if (!joined_) return Status(StatusCode::kInvalidArgument, "coordinator: barrier before join");
+  if (pending_) {
+    return Status(StatusCode::kInvalidArgument, "coordinator: a barrier is already pending");
   }
-  Result<std::vector<std::string>> entries = decode_gather_result_body(body, sequence, world_size_);
-  if (!entries.is_ok()) {
-    return coordinator_error(StatusCode::kMalformedMessage, root_name_,
-                             "sent " + entries.status().message());
+  if (timeout.count() <= 0) {
+    return Status(StatusCode::kInvalidArgument, "coordinator: the barrier's timeout must be positive");
   }
-  return entries;
+  auto pending = std::make_unique<PendingBarrier>();
+  pending->sequence = ++sequence_;
+  pending->deadline = SteadyClock::now() + timeout;
+  pending->readers.resize(rank_ == 0 ? world_size_ : 1);
+  if (rank_ == 0) {
+    const uint32_t max_body = max_body_bytes(FrameType::kGather, world_size_);
+    for (uint32_t r = 1; r < world_size_; ++r) pending->readers[r].emplace(FrameType::kGather, max_body);
+  } else {
+    // Sixteen header bytes and four of sequence into an idle socket: the send
+    // finishes at once, the deadline only bounds a broken connection.
+    Status st = write_frame(to_root_, FrameType::kGather, rank_,
+                            encode_gather_body(pending->sequence, ""), pending->deadline,
+                            root_name_);
+    if (!st.is_ok()) {
+      return fail(Status(st.code(), "coordinator: " + st.message() + " (during barrier)"));
+    }
+    pending->readers[0].emplace(FrameType::kGatherResult,
+                                max_body_bytes(FrameType::kGatherResult, world_size_));
+  }
+  pending_ = std::move(pending);
+  return {};
+}
+
+std::optional<Status> TcpCoordinator::poll_barrier() {
+  if (!pending_) return Status(StatusCode::kInvalidArgument, "coordinator: no barrier is pending");
+  if (Status st = usable("barrier"); !st.is_ok()) {
+    pending_.reset();
+    return st;
+  }
+  Result<bool> ended = rank_ == 0 ? poll_barrier_as_root() : poll_barrier_as_member();
+  if (ended.is_ok() && !*ended && SteadyClock::now() >= pending_->deadline) {
+    // Name the first rank still missing, as the blocking barrier would.
+    for (size_t r = 0; r < pending_->readers.size(); ++r) {
+      if (!pending_->readers[r]) continue;
+      const FrameReader& reader = *pending_->readers[r];
+      const std::string& who = rank_ == 0 ? members_[r].name : root_name_;
+      ended = Status(StatusCode::kUnavailable,
+                     "coordinator: timed out waiting for " + who + " (" +
+                         std::to_string(reader.received()) + " of " +
+                         std::to_string(reader.expected()) + " bytes received)");
+      break;
+    }
+  }
+  if (!ended.is_ok()) {
+    pending_.reset();
+    const Status& st = ended.status();
+    return fail(Status(st.code(), st.message() + " (during barrier)"));
+  }
+  if (!*ended) return std::nullopt;
+  pending_.reset();
+  return Status();
+}
+
+// Readers are reset once their frame is in and accepted.
+Result<bool> TcpCoordinator::poll_barrier_as_root() {
+  bool all_in = true;
+  for (uint32_t r = 1; r < world_size_; ++r) {
+    std::optional<FrameReader>& reader = pending_->readers[r];
+    if (!reader) continue;
+    const Peer& peer = members_[r];
+    Result<bool> in = reader->poll(peer.socket, peer.name);
+    if (!in.is_ok()) return coordinator_error(in.status());
+    if (!*in) {
+      all_in = false;
+      continue;
+    }
+    Result<std::string> bytes =
+        accept_gather(reader->header(), reader->body(), r, pending_->sequence, peer.name);
+    if (!bytes.is_ok()) return bytes.status();
+    if (!bytes->empty()) {
+      return coordinator_error(StatusCode::kMalformedMessage, peer.name,
+                               "sent " + std::to_string(bytes->size()) +
+                                   " bytes for a barrier, which carries none");
+    }
+    reader.reset();
+  }
+  if (!all_in) return false;
+  const std::vector<std::byte> result =
+      encode_gather_result_body(pending_->sequence, std::vector<std::string>(world_size_));
+  for (uint32_t r = 1; r < world_size_; ++r) {
+    Status st = write_frame(members_[r].socket, FrameType::kGatherResult, 0, result,
+                            pending_->deadline, members_[r].name);
+    if (!st.is_ok()) return coordinator_error(st);
+  }
+  return true;
+}
+
+Result<bool> TcpCoordinator::poll_barrier_as_member() {
+  std::optional<FrameReader>& reader = pending_->readers[0];
+  Result<bool> in = reader->poll(to_root_, root_name_);
+  if (!in.is_ok()) return coordinator_error(in.status());
+  if (!*in) return false;
+  Result<std::vector<std::string>> entries = accept_gather_result(
+      reader->header(), reader->body(), pending_->sequence, world_size_, root_name_);
+  if (!entries.is_ok()) return entries.status();
+  return true;
 }
 
 }  // namespace tensorwire::verbs

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,7 @@ class TcpCoordinator {
   // Rank 0 binds and listens here, so port() is known before anyone joins.
   // Other ranks only resolve the address; they connect in join().
   static Result<std::unique_ptr<TcpCoordinator>> create(const CoordinatorOptions& options);
+  ~TcpCoordinator();
 
   RankId rank() const { return rank_; }
   uint32_t world_size() const { return world_size_; }
@@ -63,6 +65,18 @@ class TcpCoordinator {
   // workload may legitimately take longer than set-up should).
   Status barrier(std::chrono::milliseconds timeout);
 
+  // The same barrier, driven by the caller so that it never blocks: for a
+  // rank that must keep serving its peers while it waits (the end of a
+  // phase). start_barrier() sends this rank's arrival; poll_barrier() takes
+  // in whatever has come, without waiting, and answers the barrier's result
+  // once every rank has arrived (rank 0 then tells the others), nullopt
+  // before. The barrier fails if `timeout` passes first. Nothing else may be
+  // called while one is pending. No thread is involved, so none waits for a
+  // core behind a busy-polling progress loop.
+  Status start_barrier(std::chrono::milliseconds timeout);
+  std::optional<Status> poll_barrier();
+  bool barrier_pending() const { return pending_ != nullptr; }
+
   // Gives up: closes the connections so the other ranks fail at once (they
   // see the connection closed) instead of at their timeout. Later calls
   // answer kAborted with `why`.
@@ -74,6 +88,8 @@ class TcpCoordinator {
     std::string name;  // "rank 2 (127.0.0.1:41234)"
   };
 
+  struct PendingBarrier;  // a started, not yet ended start_barrier()
+
   TcpCoordinator(const CoordinatorOptions& options, Ipv4Endpoint endpoint);
   Status join_as_root(Deadline deadline);
   Status join_as_member(Deadline deadline);
@@ -83,6 +99,8 @@ class TcpCoordinator {
                                                     Deadline deadline);
   Result<std::vector<std::string>> exchange_as_member(std::string_view mine, uint32_t sequence,
                                                       Deadline deadline);
+  Result<bool> poll_barrier_as_root();
+  Result<bool> poll_barrier_as_member();
   // Remembers the first error; later calls report it.
   Status fail(Status error);
   Status usable(std::string_view call) const;
@@ -98,6 +116,7 @@ class TcpCoordinator {
   std::string root_name_;
   bool joined_ = false;
   uint32_t sequence_ = 0;
+  std::unique_ptr<PendingBarrier> pending_;
   Status broken_;
 };
 

@@ -311,8 +311,8 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
       if (!slept) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
-  // The coordinator is the barrier thread's until its barrier ends (bounded
-  // by its deadline); only then may this thread touch it.
+  // A barrier still pending is driven to its end (bounded by its deadline)
+  // before the coordinator is used for anything else.
   while (gate.waiting()) {
     if (!gate.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,6 +97,112 @@ TEST(TcpCoordinator, AllGatherAndBarrierAcrossThreeRanks) {
   }
 }
 
+// A world of `world` coordinators on loopback, joined.
+std::vector<std::unique_ptr<TcpCoordinator>> joined_world(uint32_t world) {
+  std::vector<std::unique_ptr<TcpCoordinator>> out;
+  out.push_back(make("127.0.0.1:0", 0, world));
+  for (RankId r = 1; r < world; ++r) out.push_back(make(root_address(*out[0]), r, world));
+  std::vector<std::thread> joins;
+  for (auto& c : out) joins.emplace_back([&c] { EXPECT_TRUE(c->join().is_ok()); });
+  for (auto& t : joins) t.join();
+  return out;
+}
+
+// Polls a started barrier until it ends; nullopt if it has not within 10 s.
+std::optional<Status> poll_until_ended(TcpCoordinator& c) {
+  const Deadline give_up = SteadyClock::now() + std::chrono::seconds(10);
+  while (SteadyClock::now() < give_up) {
+    if (std::optional<Status> st = c.poll_barrier()) return st;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return std::nullopt;
+}
+
+TEST(TcpCoordinator, ADrivenBarrierEndsOnlyOnceEveryRankArrivedAllDrivenFromOneThread) {
+  auto w = joined_world(3);
+  ASSERT_TRUE(w[0]->start_barrier(milliseconds(5000)).is_ok());
+  ASSERT_TRUE(w[1]->start_barrier(milliseconds(5000)).is_ok());
+  EXPECT_TRUE(w[1]->barrier_pending());
+  EXPECT_EQ(w[1]->start_barrier(milliseconds(5000)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(w[0]->all_gather("x").status().code(), StatusCode::kInvalidArgument);
+  // Rank 2 has not arrived: however often the others poll, the barrier holds.
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_FALSE(w[0]->poll_barrier().has_value());
+    EXPECT_FALSE(w[1]->poll_barrier().has_value());
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  ASSERT_TRUE(w[2]->start_barrier(milliseconds(5000)).is_ok());
+  std::vector<std::optional<Status>> ended(3);
+  const Deadline give_up = SteadyClock::now() + std::chrono::seconds(10);
+  while ((!ended[0] || !ended[1] || !ended[2]) && SteadyClock::now() < give_up) {
+    for (RankId r = 0; r < 3; ++r) {
+      if (!ended[r]) ended[r] = w[r]->poll_barrier();
+    }
+  }
+  for (RankId r = 0; r < 3; ++r) {
+    ASSERT_TRUE(ended[r].has_value()) << "rank " << r;
+    EXPECT_TRUE(ended[r]->is_ok()) << ended[r]->to_string();
+    EXPECT_FALSE(w[r]->barrier_pending());
+  }
+  // The same wire exchange as the blocking barrier: rank 0 driven, the others
+  // blocking, then an all-gather whose sequence numbers still agree.
+  ASSERT_TRUE(w[0]->start_barrier(milliseconds(5000)).is_ok());
+  std::vector<Result<std::vector<std::string>>> got(3, Status(StatusCode::kInternal, "unset"));
+  std::vector<std::thread> members;
+  for (RankId r = 1; r < 3; ++r) {
+    members.emplace_back([&, r] {
+      Status st = w[r]->barrier();
+      got[r] = st.is_ok() ? w[r]->all_gather(std::to_string(r)) : st;
+    });
+  }
+  std::optional<Status> root = poll_until_ended(*w[0]);
+  ASSERT_TRUE(root.has_value());
+  EXPECT_TRUE(root->is_ok()) << root->to_string();
+  got[0] = w[0]->all_gather("0");
+  for (auto& t : members) t.join();
+  for (RankId r = 0; r < 3; ++r) {
+    ASSERT_TRUE(got[r].is_ok()) << got[r].status().to_string();
+    EXPECT_EQ(*got[r], (std::vector<std::string>{"0", "1", "2"}));
+  }
+}
+
+TEST(TcpCoordinator, ADrivenBarrierTimesOutNamingTheRankThatNeverArrived) {
+  auto w = joined_world(3);
+  const auto before = SteadyClock::now();
+  ASSERT_TRUE(w[0]->start_barrier(milliseconds(200)).is_ok());
+  ASSERT_TRUE(w[1]->start_barrier(milliseconds(5000)).is_ok());
+  std::optional<Status> root = poll_until_ended(*w[0]);
+  ASSERT_TRUE(root.has_value());
+  EXPECT_LT(SteadyClock::now() - before, std::chrono::seconds(5));
+  EXPECT_EQ(root->code(), StatusCode::kUnavailable) << root->to_string();
+  EXPECT_NE(root->message().find("timed out waiting for rank 2 (127.0.0.1:"), std::string::npos)
+      << root->to_string();
+  EXPECT_NE(root->message().find("(during barrier)"), std::string::npos) << root->to_string();
+  // Rank 0 gave up and closed its connections, so rank 1 learns it at once,
+  // not at its own 5 s deadline.
+  std::optional<Status> member = poll_until_ended(*w[1]);
+  ASSERT_TRUE(member.has_value());
+  EXPECT_EQ(member->code(), StatusCode::kPeerGone) << member->to_string();
+  EXPECT_LT(SteadyClock::now() - before, std::chrono::seconds(4));
+  // Both coordinators are broken now and say why.
+  EXPECT_EQ(w[0]->start_barrier(milliseconds(100)).code(), StatusCode::kAborted);
+}
+
+TEST(TcpCoordinator, ADrivenBarrierRejectsARankThatSentBytesNamingIt) {
+  auto w = joined_world(2);
+  ASSERT_TRUE(w[0]->start_barrier(milliseconds(5000)).is_ok());
+  Result<std::vector<std::string>> member = Status(StatusCode::kInternal, "unset");
+  std::thread t([&] { member = w[1]->all_gather("not empty"); });  // out of step
+  std::optional<Status> root = poll_until_ended(*w[0]);
+  t.join();
+  ASSERT_TRUE(root.has_value());
+  EXPECT_EQ(root->code(), StatusCode::kMalformedMessage) << root->to_string();
+  EXPECT_NE(root->message().find("rank 1 (127.0.0.1:"), std::string::npos) << root->to_string();
+  EXPECT_NE(root->message().find("sent 9 bytes for a barrier"), std::string::npos)
+      << root->to_string();
+  EXPECT_FALSE(member.is_ok());  // rank 0 closed the connection instead of answering
+}
+
 TEST(TcpCoordinator, WorldOfOneNeedsNobody) {
   auto root = make("127.0.0.1:0", 0, 1);
   ASSERT_NE(root, nullptr);
@@ -104,6 +211,10 @@ TEST(TcpCoordinator, WorldOfOneNeedsNobody) {
   ASSERT_TRUE(all.is_ok());
   EXPECT_EQ(*all, std::vector<std::string>{"me"});
   EXPECT_TRUE(root->barrier().is_ok());
+  ASSERT_TRUE(root->start_barrier(milliseconds(100)).is_ok());
+  std::optional<Status> alone = root->poll_barrier();
+  ASSERT_TRUE(alone.has_value());
+  EXPECT_TRUE(alone->is_ok()) << alone->to_string();
 }
 
 TEST(TcpCoordinator, RejectsAMalformedHelloNamingThePeer) {

@@ -1,6 +1,6 @@
 // The pieces of a verbs rank's environment that need no RDMA device: host
 // memory, the monotonic clock's timers, the host copy engine, the device
-// address lookup, the background barrier and phase gate, and the all-gather
+// address lookup, the phase gate, and the all-gather
 // of large results, each with its errors.
 #include <gtest/gtest.h>
 
@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "backend_verbs/background_barrier.h"
 #include "backend_verbs/blob_all_gather.h"
 #include "backend_verbs/coordinator_phase_gate.h"
 #include "backend_verbs/cuda_memory.h"
@@ -297,18 +296,6 @@ TEST(CoordinatorPhaseGate, ARankThatLeavesFailsTheOthersBarrierNamingIt) {
   EXPECT_FALSE(agreed->is_ok());
   EXPECT_NE(agreed->message().find("step 3 phase 2"), std::string::npos) << agreed->message();
   EXPECT_NE(agreed->message().find("rank 1"), std::string::npos) << agreed->message();
-}
-
-TEST(BackgroundBarrier, RefusesASecondStartWhileOneRuns) {
-  auto cs = coordinators(2);
-  BackgroundBarrier barrier(*cs[0]);
-  ASSERT_TRUE(barrier.start(milliseconds(5000)).is_ok());
-  EXPECT_EQ(barrier.start(milliseconds(5000)).code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(cs[1]->barrier().is_ok());
-  std::optional<Status> result;
-  while (!(result = barrier.poll())) std::this_thread::sleep_for(milliseconds(1));
-  EXPECT_TRUE(result->is_ok());
-  EXPECT_FALSE(barrier.running());
 }
 
 }  // namespace
