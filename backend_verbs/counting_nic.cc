@@ -5,7 +5,7 @@
 namespace tensorwire::verbs {
 
 Result<MemoryRegion> CountingNic::register_memory(const Buffer& buffer, Access access) {
-  Result<MemoryRegion> region = inner_.register_memory(buffer, access);
+  Result<MemoryRegion> region = inner().register_memory(buffer, access);
   if (region.is_ok()) {
     ++counters_.registrations;
     counters_.registered_bytes += buffer.length;
@@ -14,13 +14,13 @@ Result<MemoryRegion> CountingNic::register_memory(const Buffer& buffer, Access a
 }
 
 Status CountingNic::deregister_memory(const MemoryRegion& region) {
-  Status st = inner_.deregister_memory(region);
+  Status st = inner().deregister_memory(region);
   if (st.is_ok()) ++counters_.deregistrations;
   return st;
 }
 
 Status CountingNic::post_send(QpHandle qp, const SendWorkRequest& wr) {
-  Status st = inner_.post_send(qp, wr);
+  Status st = inner().post_send(qp, wr);
   if (!st.is_ok()) return st;
   switch (wr.opcode) {
     case WorkOpcode::kSend:
@@ -44,7 +44,7 @@ Status CountingNic::post_send(QpHandle qp, const SendWorkRequest& wr) {
 }
 
 void CountingNic::set_completion_handler(CompletionHandler handler) {
-  inner_.set_completion_handler([this, handler = std::move(handler)](const Completion& c) {
+  inner().set_completion_handler([this, handler = std::move(handler)](const Completion& c) {
     if (c.status != CompletionStatus::kSuccess) ++counters_.completions_error;
     if (handler) handler(c);
   });

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "core/nic.h"
+#include "core/forwarding_nic.h"
 
 namespace tensorwire::verbs {
 
@@ -24,27 +24,18 @@ struct TransportCounters {
   uint64_t completions_error = 0;
 };
 
-class CountingNic final : public Nic {
+class CountingNic final : public ForwardingNic {
  public:
-  explicit CountingNic(Nic& inner) : inner_(inner) {}
+  explicit CountingNic(Nic& inner) : ForwardingNic(inner) {}
 
-  RankId rank() const override { return inner_.rank(); }
-  uint32_t world_size() const override { return inner_.world_size(); }
-  QpHandle queue_pair_to(RankId peer) const override { return inner_.queue_pair_to(peer); }
-  QpState queue_pair_state(QpHandle qp) const override { return inner_.queue_pair_state(qp); }
-  uint32_t send_queue_depth() const override { return inner_.send_queue_depth(); }
   Result<MemoryRegion> register_memory(const Buffer& buffer, Access access) override;
   Status deregister_memory(const MemoryRegion& region) override;
   Status post_send(QpHandle qp, const SendWorkRequest& wr) override;
-  Status post_recv(QpHandle qp, const RecvWorkRequest& wr) override {
-    return inner_.post_recv(qp, wr);
-  }
   void set_completion_handler(CompletionHandler handler) override;
 
   const TransportCounters& counters() const { return counters_; }
 
  private:
-  Nic& inner_;
   TransportCounters counters_;
 };
 

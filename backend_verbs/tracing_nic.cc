@@ -14,11 +14,11 @@ std::string node_track(RankId rank, const char* what, RankId peer) {
 }  // namespace
 
 TracingNic::TracingNic(Nic& inner, const Clock& clock, TraceSink& trace)
-    : inner_(inner), clock_(clock), trace_(trace), posted_(inner.world_size()) {}
+    : ForwardingNic(inner), clock_(clock), trace_(trace), posted_(inner.world_size()) {}
 
 Result<MemoryRegion> TracingNic::register_memory(const Buffer& buffer, Access access) {
   const TimeNs began = clock_.now_ns();
-  Result<MemoryRegion> region = inner_.register_memory(buffer, access);
+  Result<MemoryRegion> region = inner().register_memory(buffer, access);
   trace_.slice("rank " + std::to_string(rank()) + "/cpu", "register memory", began,
                clock_.now_ns() - began,
                std::to_string(buffer.length) + " bytes" + (region.is_ok() ? "" : ", failed"));
@@ -27,7 +27,7 @@ Result<MemoryRegion> TracingNic::register_memory(const Buffer& buffer, Access ac
 
 Status TracingNic::deregister_memory(const MemoryRegion& region) {
   const TimeNs began = clock_.now_ns();
-  Status st = inner_.deregister_memory(region);
+  Status st = inner().deregister_memory(region);
   trace_.slice("rank " + std::to_string(rank()) + "/cpu", "deregister memory", began,
                clock_.now_ns() - began,
                std::to_string(region.length) + " bytes" + (st.is_ok() ? "" : ", failed"));
@@ -36,7 +36,7 @@ Status TracingNic::deregister_memory(const MemoryRegion& region) {
 
 Status TracingNic::post_send(QpHandle qp, const SendWorkRequest& wr) {
   const TimeNs posted_ns = clock_.now_ns();
-  Status st = inner_.post_send(qp, wr);
+  Status st = inner().post_send(qp, wr);
   const TimeNs post_call_ns = clock_.now_ns() - posted_ns;
   // The inner NIC has checked the handle: it names a peer below world_size.
   if (st.is_ok() && qp.id >= 1 && qp.id - 1 < posted_.size()) {
@@ -47,7 +47,7 @@ Status TracingNic::post_send(QpHandle qp, const SendWorkRequest& wr) {
 }
 
 void TracingNic::set_completion_handler(CompletionHandler handler) {
-  inner_.set_completion_handler([this, handler = std::move(handler)](const Completion& c) {
+  inner().set_completion_handler([this, handler = std::move(handler)](const Completion& c) {
     trace_completion(c);
     if (handler) handler(c);
   });

@@ -17,27 +17,19 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "core/nic.h"
+#include "core/forwarding_nic.h"
 #include "core/trace_sink.h"
 
 namespace tensorwire::verbs {
 
-class TracingNic final : public Nic {
+class TracingNic final : public ForwardingNic {
  public:
   // None is owned; all outlive this.
   TracingNic(Nic& inner, const Clock& clock, TraceSink& trace);
 
-  RankId rank() const override { return inner_.rank(); }
-  uint32_t world_size() const override { return inner_.world_size(); }
-  QpHandle queue_pair_to(RankId peer) const override { return inner_.queue_pair_to(peer); }
-  QpState queue_pair_state(QpHandle qp) const override { return inner_.queue_pair_state(qp); }
-  uint32_t send_queue_depth() const override { return inner_.send_queue_depth(); }
   Result<MemoryRegion> register_memory(const Buffer& buffer, Access access) override;
   Status deregister_memory(const MemoryRegion& region) override;
   Status post_send(QpHandle qp, const SendWorkRequest& wr) override;
-  Status post_recv(QpHandle qp, const RecvWorkRequest& wr) override {
-    return inner_.post_recv(qp, wr);
-  }
   void set_completion_handler(CompletionHandler handler) override;
 
  private:
@@ -51,7 +43,6 @@ class TracingNic final : public Nic {
 
   void trace_completion(const Completion& c);
 
-  Nic& inner_;
   const Clock& clock_;
   TraceSink& trace_;
   // Per peer, the work requests posted and not yet completed, oldest first:
