@@ -408,6 +408,17 @@ std::optional<Status> TcpCoordinator::poll_barrier() {
   return Status();
 }
 
+std::vector<int> TcpCoordinator::barrier_fds() const {
+  std::vector<int> fds;
+  if (!pending_) return fds;
+  for (size_t r = 0; r < pending_->readers.size(); ++r) {
+    if (!pending_->readers[r]) continue;
+    const Socket& socket = rank_ == 0 ? members_[r].socket : to_root_;
+    if (socket.is_open()) fds.push_back(socket.fd());
+  }
+  return fds;
+}
+
 // Readers are reset once their frame is in and accepted.
 Result<bool> TcpCoordinator::poll_barrier_as_root() {
   bool all_in = true;

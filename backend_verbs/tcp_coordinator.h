@@ -76,6 +76,9 @@ class TcpCoordinator {
   Status start_barrier(std::chrono::milliseconds timeout);
   std::optional<Status> poll_barrier();
   bool barrier_pending() const { return pending_ != nullptr; }
+  // The sockets a pending barrier still waits to read from (none when no
+  // barrier is pending): an idle rank may sleep until one is readable.
+  std::vector<int> barrier_fds() const;
 
   // Gives up: closes the connections so the other ranks fail at once (they
   // see the connection closed) instead of at their timeout. Later calls

@@ -198,19 +198,29 @@ Status VerbsDevice::arm_completion_queue() {
   return {};
 }
 
-Status VerbsDevice::wait_for_completion_event(int timeout_ms, bool* signalled) {
+Status VerbsDevice::wait_for_completion_event(int timeout_ms, std::span<const int> also_wake_on,
+                                              bool* signalled, bool* other_ready) {
   *signalled = false;
+  *other_ready = false;
   if (channel_ == nullptr) {
     return Status(StatusCode::kInvalidArgument, "wait_for_completion_event: " + name_ +
                                                     " was set up without a completion channel");
   }
-  pollfd p{channel_->fd, POLLIN, 0};
-  const int n = poll(&p, 1, std::max(timeout_ms, 0));
+  std::vector<pollfd> fds;
+  fds.reserve(1 + also_wake_on.size());
+  fds.push_back(pollfd{channel_->fd, POLLIN, 0});
+  for (int fd : also_wake_on) fds.push_back(pollfd{fd, POLLIN, 0});
+  const int n = poll(fds.data(), fds.size(), std::max(timeout_ms, 0));
   if (n < 0) {
     if (errno == EINTR) return {};
     return call_failed("poll(completion channel of " + name_ + ")", errno);
   }
   if (n == 0) return {};
+  // Readable, closed or in error: the caller's own read will tell which.
+  for (size_t i = 1; i < fds.size(); ++i) {
+    if (fds[i].revents != 0) *other_ready = true;
+  }
+  if ((fds[0].revents & POLLIN) == 0) return {};
   ibv_cq* cq = nullptr;
   void* cq_context = nullptr;
   if (ibv_get_cq_event(channel_, &cq, &cq_context) != 0) {

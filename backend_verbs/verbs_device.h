@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,9 +80,12 @@ class VerbsDevice {
   // Completion channel only. The order that loses no wake-up: arm the CQ,
   // poll it once more (a completion that came before arming raises no
   // event), and only if that finds nothing, wait. *signalled tells an event
-  // from the timeout. Events are acknowledged as they are read.
+  // from the timeout. Events are acknowledged as they are read. The wait also
+  // ends when one of `also_wake_on` (descriptors of the caller's, e.g. the
+  // coordinator's sockets) becomes readable; *other_ready says so.
   Status arm_completion_queue();
-  Status wait_for_completion_event(int timeout_ms, bool* signalled);
+  Status wait_for_completion_event(int timeout_ms, std::span<const int> also_wake_on,
+                                   bool* signalled, bool* other_ready);
 
   // Reads every pending asynchronous event (QP fatal, port down, ...) without
   // blocking, hands each to `handler`, and acknowledges it.

@@ -526,7 +526,8 @@ Result<uint32_t> VerbsNic::progress() {
   return handed;
 }
 
-Result<uint32_t> VerbsNic::wait_for_completions(std::chrono::milliseconds timeout) {
+Result<uint32_t> VerbsNic::wait_for_completions(std::chrono::milliseconds timeout,
+                                                std::span<const int> also_wake_on) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   Result<uint32_t> n = progress();
   if (!n.is_ok() || *n > 0) return n;
@@ -547,13 +548,15 @@ Result<uint32_t> VerbsNic::wait_for_completions(std::chrono::milliseconds timeou
         std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return 0u;
     bool signalled = false;
+    bool other_ready = false;
     if (Status st = device_->wait_for_completion_event(
-            static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)), &signalled);
+            static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)), also_wake_on,
+            &signalled, &other_ready);
         !st.is_ok()) {
       return st;
     }
     n = progress();
-    if (!n.is_ok() || *n > 0) return n;
+    if (!n.is_ok() || *n > 0 || other_ready) return n;
   }
 }
 

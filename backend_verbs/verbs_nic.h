@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -79,8 +80,11 @@ class VerbsNic final : public Nic {
 
   // progress(), waiting up to `timeout` for at least one completion: asleep
   // in the completion channel when the device was set up with one, polling
-  // otherwise. Returns 0 at the timeout.
-  Result<uint32_t> wait_for_completions(std::chrono::milliseconds timeout);
+  // otherwise. Returns 0 at the timeout, and at once (0 completions) when one
+  // of `also_wake_on` becomes readable (only in the completion channel; the
+  // polling wait returns within its own timeout anyway).
+  Result<uint32_t> wait_for_completions(std::chrono::milliseconds timeout,
+                                        std::span<const int> also_wake_on = {});
 
   // Receive work requests a queue pair holds; a post beyond is kNoResource.
   uint32_t receive_queue_depth() const { return shape_.recv_queue_depth; }

@@ -16,7 +16,8 @@ Result<uint32_t> VerbsRankEnv::poll() {
   return events;
 }
 
-Result<uint32_t> VerbsRankEnv::wait_idle(std::chrono::milliseconds longest, bool* slept) {
+Result<uint32_t> VerbsRankEnv::wait_idle(std::chrono::milliseconds longest, bool* slept,
+                                         std::span<const int> also_wake_on) {
   *slept = false;
   if (!nic_.uses_completion_channel() || copy_engine_.pending() > 0) return 0u;
   std::chrono::milliseconds wait = longest;
@@ -27,7 +28,7 @@ Result<uint32_t> VerbsRankEnv::wait_idle(std::chrono::milliseconds longest, bool
     wait = std::min(wait, std::chrono::milliseconds(left_ns / 1'000'000));
   }
   *slept = true;
-  Result<uint32_t> completions = nic_.wait_for_completions(wait);
+  Result<uint32_t> completions = nic_.wait_for_completions(wait, also_wake_on);
   if (!completions.is_ok()) return completions.status();
   return *completions + clock_.fire_due();
 }

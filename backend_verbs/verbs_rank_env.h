@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "backend_verbs/counting_nic.h"
 #include "backend_verbs/verbs_copy_engine.h"
@@ -43,8 +44,10 @@ class VerbsRankEnv {
   // timer, and not at all while copies are in flight (they finish without a
   // completion event). Returns the events handled, 0 when nothing came;
   // false in *slept when it could not sleep there (the caller sleeps its own
-  // way).
-  Result<uint32_t> wait_idle(std::chrono::milliseconds longest, bool* slept);
+  // way). It also ends when one of `also_wake_on` becomes readable (the
+  // coordinator's sockets while a phase barrier is pending).
+  Result<uint32_t> wait_idle(std::chrono::milliseconds longest, bool* slept,
+                             std::span<const int> also_wake_on = {});
 
   VerbsNic& nic() { return nic_; }
   MonotonicClock& clock() { return clock_; }

@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "backend_verbs/blob_all_gather.h"
 #include "backend_verbs/coordinator_phase_gate.h"
@@ -300,7 +301,10 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
       if (options.trace) idle.begin();
       bool slept = false;
       if (options.use_completion_channel) {
-        Result<uint32_t> woke = env.wait_idle(std::chrono::milliseconds(1), &slept);
+        // While a phase barrier is pending, its sockets wake the rank too:
+        // the phase's end is seen when it comes, not at the end of the wait.
+        const std::vector<int> barrier_fds = coordinator.barrier_fds();
+        Result<uint32_t> woke = env.wait_idle(std::chrono::milliseconds(1), &slept, barrier_fds);
         if (!woke.is_ok()) {
           driver.stop(Status(woke.status().code(), "the NIC failed: " + woke.status().message()));
           break;

@@ -131,6 +131,11 @@ TEST(TcpCoordinator, ADrivenBarrierEndsOnlyOnceEveryRankArrivedAllDrivenFromOneT
     EXPECT_FALSE(w[1]->poll_barrier().has_value());
     std::this_thread::sleep_for(milliseconds(1));
   }
+  // What an idle rank may sleep on: rank 0 has read rank 1's arrival while
+  // polling and waits to read from rank 2 only; a member waits for rank 0.
+  EXPECT_EQ(w[0]->barrier_fds().size(), 1u);
+  EXPECT_EQ(w[1]->barrier_fds().size(), 1u);
+  EXPECT_TRUE(w[2]->barrier_fds().empty());
   ASSERT_TRUE(w[2]->start_barrier(milliseconds(5000)).is_ok());
   std::vector<std::optional<Status>> ended(3);
   const Deadline give_up = SteadyClock::now() + std::chrono::seconds(10);
@@ -143,6 +148,7 @@ TEST(TcpCoordinator, ADrivenBarrierEndsOnlyOnceEveryRankArrivedAllDrivenFromOneT
     ASSERT_TRUE(ended[r].has_value()) << "rank " << r;
     EXPECT_TRUE(ended[r]->is_ok()) << ended[r]->to_string();
     EXPECT_FALSE(w[r]->barrier_pending());
+    EXPECT_TRUE(w[r]->barrier_fds().empty());
   }
   // The same wire exchange as the blocking barrier: rank 0 driven, the others
   // blocking, then an all-gather whose sequence numbers still agree.

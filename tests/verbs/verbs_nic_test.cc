@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -483,6 +485,35 @@ TEST(VerbsNic, CompletionChannelWakesAWaitingRankAndTimesOutWhenIdle) {
   ASSERT_TRUE(woke.is_ok()) << woke.status().to_string();
   EXPECT_EQ(*woke, 1u);
   EXPECT_EQ(cluster->completions(1)[0].status, CompletionStatus::kSuccess);
+}
+
+TEST(VerbsNic, CompletionChannelWaitAlsoEndsWhenAnotherDescriptorIsReadable) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  VerbsNicOptions options = VerbsCluster::default_options();
+  options.use_completion_channel = true;
+  auto cluster = start_cluster(2, options);
+  ASSERT_NE(cluster, nullptr);
+  int pipe_fds[2] = {-1, -1};
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const int readable = pipe_fds[0];
+  // Nothing written yet: the wait runs to its timeout.
+  const auto before = std::chrono::steady_clock::now();
+  Result<uint32_t> idle =
+      cluster->nic(1).wait_for_completions(milliseconds(100), std::span<const int>(&readable, 1));
+  ASSERT_TRUE(idle.is_ok()) << idle.status().to_string();
+  EXPECT_EQ(*idle, 0u);
+  EXPECT_GE(std::chrono::steady_clock::now() - before, milliseconds(90));
+  // A byte in the pipe (as the coordinator's answer would be in its socket):
+  // a 60 s wait ends at once, with no completion.
+  ASSERT_EQ(write(pipe_fds[1], "x", 1), 1);
+  const auto woken_at = std::chrono::steady_clock::now();
+  Result<uint32_t> woke =
+      cluster->nic(1).wait_for_completions(std::chrono::seconds(60), std::span<const int>(&readable, 1));
+  ASSERT_TRUE(woke.is_ok()) << woke.status().to_string();
+  EXPECT_EQ(*woke, 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - woken_at, std::chrono::seconds(30));
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
 }
 
 TEST(VerbsNic, PeerThatLeavesBreaksTheQueuePairAndFlushesItsReceives) {
