@@ -26,7 +26,12 @@ def perftest_row(path):
         lines = f.read().splitlines()
     for i, line in enumerate(lines):
         if line.strip().startswith("#bytes"):
-            header = re.split(r"\s{2,}", line.strip())
+            # Column names may hold one space ("99% percentile[usec]"), so columns are
+            # split at two or more; but the latency tests' header has only one
+            # between "#bytes" and "#iterations".
+            header = []
+            for token in re.split(r"\s{2,}", line.strip()):
+                header.extend(token.split(" ") if token.startswith("#") else [token])
             for data in lines[i + 1:]:
                 if data.strip() and not data.startswith("-"):
                     return dict(zip(header, data.split()))
