@@ -82,6 +82,15 @@ class FrameReader {
   size_t body_got_ = 0;
 };
 
+// A barrier's arrival carries no bytes; one that does comes from a rank that
+// is out of step (in an all-gather).
+Status barrier_carries_nothing(const std::string& bytes, std::string_view peer) {
+  if (bytes.empty()) return {};
+  return coordinator_error(StatusCode::kMalformedMessage, peer,
+                           "sent " + std::to_string(bytes.size()) +
+                               " bytes for a barrier, which carries none");
+}
+
 // Rank r's contribution to exchange `sequence`, from its gather frame.
 Result<std::string> accept_gather(const FrameHeader& header, std::span<const std::byte> body,
                                   uint32_t r, uint32_t sequence, std::string_view peer) {
@@ -168,6 +177,9 @@ Deadline TcpCoordinator::deadline() const { return SteadyClock::now() + timeout_
 
 Status TcpCoordinator::fail(Status error) {
   if (broken_.is_ok()) broken_ = error;
+  // A pending barrier ends with the coordinator (its readers name sockets
+  // about to close); poll_barrier now answers the error.
+  pending_.reset();
   // Closing tells the other side at once instead of at its timeout.
   members_.clear();
   to_root_ = Socket();
@@ -284,7 +296,8 @@ Result<std::vector<std::string>> TcpCoordinator::exchange(std::string_view mine,
   const uint32_t sequence = ++sequence_;
   const Deadline deadline = SteadyClock::now() + timeout;
   Result<std::vector<std::string>> all = rank_ == 0
-                                             ? exchange_as_root(mine, sequence, deadline)
+                                             ? exchange_as_root(mine, sequence, deadline,
+                                                                what == "barrier")
                                              : exchange_as_member(mine, sequence, deadline);
   if (!all.is_ok()) {
     const Status& st = all.status();
@@ -295,7 +308,8 @@ Result<std::vector<std::string>> TcpCoordinator::exchange(std::string_view mine,
 
 Result<std::vector<std::string>> TcpCoordinator::exchange_as_root(std::string_view mine,
                                                                   uint32_t sequence,
-                                                                  Deadline deadline) {
+                                                                  Deadline deadline,
+                                                                  bool barrier) {
   std::vector<std::string> entries(world_size_);
   entries[0] = std::string(mine);
   for (uint32_t r = 1; r < world_size_; ++r) {
@@ -308,6 +322,9 @@ Result<std::vector<std::string>> TcpCoordinator::exchange_as_root(std::string_vi
     if (!st.is_ok()) return coordinator_error(st);
     Result<std::string> bytes = accept_gather(header, body, r, sequence, peer.name);
     if (!bytes.is_ok()) return bytes.status();
+    if (barrier) {
+      if (Status st = barrier_carries_nothing(*bytes, peer.name); !st.is_ok()) return st;
+    }
     entries[r] = std::move(*bytes);
   }
   const std::vector<std::byte> result = encode_gather_result_body(sequence, entries);
@@ -379,11 +396,9 @@ Status TcpCoordinator::start_barrier(std::chrono::milliseconds timeout) {
 }
 
 std::optional<Status> TcpCoordinator::poll_barrier() {
+  // First: a barrier that an abort() ended answers why.
+  if (Status st = usable("barrier"); !st.is_ok()) return st;
   if (!pending_) return Status(StatusCode::kInvalidArgument, "coordinator: no barrier is pending");
-  if (Status st = usable("barrier"); !st.is_ok()) {
-    pending_.reset();
-    return st;
-  }
   Result<bool> ended = rank_ == 0 ? poll_barrier_as_root() : poll_barrier_as_member();
   if (ended.is_ok() && !*ended && SteadyClock::now() >= pending_->deadline) {
     // Name the first rank still missing, as the blocking barrier would.
@@ -435,11 +450,7 @@ Result<bool> TcpCoordinator::poll_barrier_as_root() {
     Result<std::string> bytes =
         accept_gather(reader->header(), reader->body(), r, pending_->sequence, peer.name);
     if (!bytes.is_ok()) return bytes.status();
-    if (!bytes->empty()) {
-      return coordinator_error(StatusCode::kMalformedMessage, peer.name,
-                               "sent " + std::to_string(bytes->size()) +
-                                   " bytes for a barrier, which carries none");
-    }
+    if (Status st = barrier_carries_nothing(*bytes, peer.name); !st.is_ok()) return st;
     reader.reset();
   }
   if (!all_in) return false;

@@ -98,8 +98,10 @@ class TcpCoordinator {
   Status join_as_member(Deadline deadline);
   Result<std::vector<std::string>> exchange(std::string_view mine, std::string_view what,
                                             std::chrono::milliseconds timeout);
+  // barrier: every rank's entry must be empty (a rank that sent bytes is out
+  // of step: it is in an all-gather).
   Result<std::vector<std::string>> exchange_as_root(std::string_view mine, uint32_t sequence,
-                                                    Deadline deadline);
+                                                    Deadline deadline, bool barrier);
   Result<std::vector<std::string>> exchange_as_member(std::string_view mine, uint32_t sequence,
                                                       Deadline deadline);
   Result<bool> poll_barrier_as_root();

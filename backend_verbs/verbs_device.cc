@@ -220,6 +220,11 @@ Status VerbsDevice::wait_for_completion_event(int timeout_ms, std::span<const in
   for (size_t i = 1; i < fds.size(); ++i) {
     if (fds[i].revents != 0) *other_ready = true;
   }
+  if ((fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 && (fds[0].revents & POLLIN) == 0) {
+    return Status(StatusCode::kInternal, "poll(completion channel of " + name_ +
+                                             "): the channel reported an error (revents " +
+                                             std::to_string(fds[0].revents) + ")");
+  }
   if ((fds[0].revents & POLLIN) == 0) return {};
   ibv_cq* cq = nullptr;
   void* cq_context = nullptr;

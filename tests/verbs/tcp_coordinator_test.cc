@@ -192,6 +192,83 @@ TEST(TcpCoordinator, ADrivenBarrierTimesOutNamingTheRankThatNeverArrived) {
   EXPECT_LT(SteadyClock::now() - before, std::chrono::seconds(4));
   // Both coordinators are broken now and say why.
   EXPECT_EQ(w[0]->start_barrier(milliseconds(100)).code(), StatusCode::kAborted);
+  EXPECT_EQ(w[1]->start_barrier(milliseconds(100)).code(), StatusCode::kAborted);
+}
+
+TEST(TcpCoordinator, ADrivenBarrierReadsAnArrivalThatComesInPieces) {
+  auto root = make("127.0.0.1:0", 0, 2);
+  ASSERT_NE(root, nullptr);
+  Status joined;
+  std::thread t([&] { joined = root->join(); });
+  Socket member = raw_connect(root->port());
+  raw_send(member, frame(FrameType::kHello, 1, encode_hello_body(2)));
+  t.join();
+  ASSERT_TRUE(joined.is_ok()) << joined.to_string();
+  ASSERT_TRUE(root->start_barrier(milliseconds(5000)).is_ok());
+  // Exchange 1's arrival (a gather of no bytes), cut after 5 header bytes
+  // and again inside the body.
+  const std::vector<std::byte> arrival = frame(FrameType::kGather, 1, encode_gather_body(1, ""));
+  const std::span<const std::byte> bytes(arrival);
+  raw_send(member, bytes.first(5));
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_FALSE(root->poll_barrier().has_value());
+  raw_send(member, bytes.subspan(5, kFrameHeaderBytes + 1 - 5));
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_FALSE(root->poll_barrier().has_value());
+  EXPECT_EQ(root->barrier_fds().size(), 1u);  // still waiting on rank 1's connection
+  raw_send(member, bytes.subspan(kFrameHeaderBytes + 1));
+  std::optional<Status> ended = poll_until_ended(*root);
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_TRUE(ended->is_ok()) << ended->to_string();
+  // Rank 0's answer: exchange 1, two empty entries.
+  const Deadline deadline = SteadyClock::now() + milliseconds(5000);
+  std::vector<std::byte> head(kFrameHeaderBytes);
+  ASSERT_TRUE(recv_exact(member, head, deadline, "rank 0").is_ok());
+  Result<FrameHeader> header = decode_frame_header(
+      std::span<const std::byte, kFrameHeaderBytes>(head.data(), kFrameHeaderBytes), 1024);
+  ASSERT_TRUE(header.is_ok()) << header.status().to_string();
+  EXPECT_EQ(header->type, FrameType::kGatherResult);
+  std::vector<std::byte> body(header->body_bytes);
+  ASSERT_TRUE(recv_exact(member, body, deadline, "rank 0").is_ok());
+  Result<std::vector<std::string>> entries = decode_gather_result_body(body, 1, 2);
+  ASSERT_TRUE(entries.is_ok()) << entries.status().to_string();
+  EXPECT_EQ(*entries, (std::vector<std::string>{"", ""}));
+}
+
+TEST(TcpCoordinator, AbortWhileABarrierIsPendingEndsItWithTheReason) {
+  auto w = joined_world(2);
+  ASSERT_TRUE(w[0]->start_barrier(milliseconds(5000)).is_ok());
+  w[0]->abort(Status(StatusCode::kAborted, "rank 0's Recvs timed out"));
+  EXPECT_FALSE(w[0]->barrier_pending());
+  EXPECT_TRUE(w[0]->barrier_fds().empty());
+  std::optional<Status> ended = w[0]->poll_barrier();
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->code(), StatusCode::kAborted);
+  EXPECT_NE(ended->message().find("rank 0's Recvs timed out"), std::string::npos)
+      << ended->to_string();
+  // Rank 1, arriving later, learns that rank 0 is gone: its send finds the
+  // connection closed, or its wait for the answer does.
+  Status member = w[1]->start_barrier(milliseconds(5000));
+  if (member.is_ok()) {
+    std::optional<Status> ended1 = poll_until_ended(*w[1]);
+    ASSERT_TRUE(ended1.has_value());
+    member = *ended1;
+  }
+  EXPECT_FALSE(member.is_ok());
+  EXPECT_FALSE(w[1]->barrier_pending());
+}
+
+TEST(TcpCoordinator, ABlockingBarrierRejectsARankThatSentBytesNamingIt) {
+  auto w = joined_world(2);
+  Result<std::vector<std::string>> member = Status(StatusCode::kInternal, "unset");
+  std::thread t([&] { member = w[1]->all_gather("out of step"); });
+  Status root = w[0]->barrier();
+  t.join();
+  EXPECT_EQ(root.code(), StatusCode::kMalformedMessage) << root.to_string();
+  EXPECT_NE(root.message().find("rank 1 (127.0.0.1:"), std::string::npos) << root.to_string();
+  EXPECT_NE(root.message().find("sent 11 bytes for a barrier"), std::string::npos)
+      << root.to_string();
+  EXPECT_FALSE(member.is_ok());  // no answer: rank 0 closed the connection
 }
 
 TEST(TcpCoordinator, ADrivenBarrierRejectsARankThatSentBytesNamingIt) {

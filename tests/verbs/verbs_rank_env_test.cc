@@ -266,9 +266,11 @@ TEST(CoordinatorPhaseGate, AgreesOnlyOnceEveryRankIsDoneAndNeverInsidePhaseDone)
   gate0.phase_done(1, 0, [&](Status st) { agreed = st; });
   EXPECT_FALSE(agreed.has_value());
   EXPECT_TRUE(gate0.waiting());
+  // Rank 1 arrives only once rank 0 has seen that it cannot agree alone.
+  std::atomic<bool> rank0_checked{false};
   std::atomic<bool> rank1_done{false};
   std::thread rank1([&] {
-    std::this_thread::sleep_for(milliseconds(50));
+    while (!rank0_checked) std::this_thread::sleep_for(milliseconds(1));
     CoordinatorPhaseGate gate1(*cs[1], milliseconds(5000));
     std::optional<Status> agreed1;
     gate1.phase_done(1, 0, [&](Status st) { agreed1 = st; });
@@ -276,10 +278,17 @@ TEST(CoordinatorPhaseGate, AgreesOnlyOnceEveryRankIsDoneAndNeverInsidePhaseDone)
     EXPECT_TRUE(agreed1.has_value() && agreed1->is_ok());
     rank1_done = true;
   });
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_FALSE(gate0.poll());
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_FALSE(agreed.has_value());
+  rank0_checked = true;
   while (!gate0.poll()) {
     std::this_thread::sleep_for(milliseconds(1));
   }
   rank1.join();
+  EXPECT_TRUE(rank1_done);
   ASSERT_TRUE(agreed.has_value());
   EXPECT_TRUE(agreed->is_ok()) << agreed->to_string();
   EXPECT_EQ(gate0.agreed_phases(), 1u);
