@@ -172,6 +172,21 @@ TEST(TcpCoordinator, ADrivenBarrierEndsOnlyOnceEveryRankArrivedAllDrivenFromOneT
   }
 }
 
+TEST(TcpCoordinator, DrivenMembersAndABlockingRankZeroAgree) {
+  auto w = joined_world(3);
+  Status root = Status(StatusCode::kInternal, "unset");
+  std::thread t([&] { root = w[0]->barrier(); });
+  ASSERT_TRUE(w[1]->start_barrier(milliseconds(5000)).is_ok());
+  ASSERT_TRUE(w[2]->start_barrier(milliseconds(5000)).is_ok());
+  std::optional<Status> one = poll_until_ended(*w[1]);
+  std::optional<Status> two = poll_until_ended(*w[2]);
+  t.join();
+  EXPECT_TRUE(root.is_ok()) << root.to_string();
+  ASSERT_TRUE(one.has_value() && two.has_value());
+  EXPECT_TRUE(one->is_ok()) << one->to_string();
+  EXPECT_TRUE(two->is_ok()) << two->to_string();
+}
+
 TEST(TcpCoordinator, ADrivenBarrierTimesOutNamingTheRankThatNeverArrived) {
   auto w = joined_world(3);
   const auto before = SteadyClock::now();
