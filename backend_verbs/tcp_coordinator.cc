@@ -199,6 +199,19 @@ Status TcpCoordinator::usable(std::string_view call) const {
   return {};
 }
 
+Status TcpCoordinator::may_start(std::string_view what) const {
+  if (Status st = usable(what); !st.is_ok()) return st;
+  if (!joined_) {
+    return Status(StatusCode::kInvalidArgument,
+                  "coordinator: " + std::string(what) + " before join");
+  }
+  if (pending_) {
+    return Status(StatusCode::kInvalidArgument,
+                  "coordinator: " + std::string(what) + " while a barrier is pending");
+  }
+  return {};
+}
+
 Status TcpCoordinator::join() {
   if (Status st = usable("join"); !st.is_ok()) return st;
   if (joined_) return Status(StatusCode::kInvalidArgument, "coordinator: join called twice");
@@ -279,15 +292,7 @@ Status TcpCoordinator::barrier(std::chrono::milliseconds timeout) {
 Result<std::vector<std::string>> TcpCoordinator::exchange(std::string_view mine,
                                                           std::string_view what,
                                                           std::chrono::milliseconds timeout) {
-  if (Status st = usable(what); !st.is_ok()) return st;
-  if (!joined_) {
-    return Status(StatusCode::kInvalidArgument,
-                  "coordinator: " + std::string(what) + " before join");
-  }
-  if (pending_) {
-    return Status(StatusCode::kInvalidArgument,
-                  "coordinator: " + std::string(what) + " while a barrier is pending");
-  }
+  if (Status st = may_start(what); !st.is_ok()) return st;
   if (mine.size() > kMaxGatherEntryBytes) {
     return Status(StatusCode::kInvalidArgument,
                   "coordinator: " + std::string(what) + " of " + std::to_string(mine.size()) +
@@ -364,11 +369,7 @@ struct TcpCoordinator::PendingBarrier {
 TcpCoordinator::~TcpCoordinator() = default;
 
 Status TcpCoordinator::start_barrier(std::chrono::milliseconds timeout) {
-  if (Status st = usable("barrier"); !st.is_ok()) return st;
-  if (!joined_) return Status(StatusCode::kInvalidArgument, "coordinator: barrier before join");
-  if (pending_) {
-    return Status(StatusCode::kInvalidArgument, "coordinator: a barrier is already pending");
-  }
+  if (Status st = may_start("barrier"); !st.is_ok()) return st;
   if (timeout.count() <= 0) {
     return Status(StatusCode::kInvalidArgument, "coordinator: the barrier's timeout must be positive");
   }

@@ -109,6 +109,9 @@ class TcpCoordinator {
   // Remembers the first error; later calls report it.
   Status fail(Status error);
   Status usable(std::string_view call) const;
+  // An exchange (all-gather or barrier, blocking or driven) may begin: usable,
+  // joined, and no driven barrier pending.
+  Status may_start(std::string_view what) const;
   Deadline deadline() const;
 
   RankId rank_;

@@ -465,11 +465,15 @@ TEST(VerbsNic, FourRanksExchangeMessagesWithEveryPeer) {
   }
 }
 
-TEST(VerbsNic, CompletionChannelWakesAWaitingRankAndTimesOutWhenIdle) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
+VerbsNicOptions with_completion_channel() {
   VerbsNicOptions options = VerbsCluster::default_options();
   options.use_completion_channel = true;
-  auto cluster = start_cluster(2, options);
+  return options;
+}
+
+TEST(VerbsNic, CompletionChannelWakesAWaitingRankAndTimesOutWhenIdle) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  auto cluster = start_cluster(2, with_completion_channel());
   ASSERT_NE(cluster, nullptr);
   const auto before = std::chrono::steady_clock::now();
   Result<uint32_t> idle = cluster->nic(1).wait_for_completions(milliseconds(100));
@@ -489,9 +493,7 @@ TEST(VerbsNic, CompletionChannelWakesAWaitingRankAndTimesOutWhenIdle) {
 
 TEST(VerbsNic, CompletionChannelWaitAlsoEndsWhenAnotherDescriptorIsReadable) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
-  VerbsNicOptions options = VerbsCluster::default_options();
-  options.use_completion_channel = true;
-  auto cluster = start_cluster(2, options);
+  auto cluster = start_cluster(2, with_completion_channel());
   ASSERT_NE(cluster, nullptr);
   int pipe_fds[2] = {-1, -1};
   ASSERT_EQ(pipe(pipe_fds), 0);
