@@ -47,8 +47,8 @@ class SimMemorySpace final : public MemorySpace {
   // payload mode fails with kOutOfMemory instead of exhausting the machine.
   static constexpr uint64_t kPayloadLimitBytes = 8ull << 30;
   // Largest allocation timing-only mode gives bytes: big enough for a control
-  // ring of scenario_limits::kMaxControlRingSize slots of the largest message,
-  // small enough that no tensor-sized buffer is ever materialized by accident.
+  // ring of the largest control_ring_size a protocol accepts (4096 slots of
+  // the largest message), small enough that no tensor-sized buffer is ever materialized by accident.
   static constexpr uint64_t kTimingOnlyBytesMax = 8ull << 20;
 
  private:

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
 
 #include "backend_sim/sim_observer.h"
+#include "core/protocol_invariants.h"
 #include "core/splitmix64.h"
 #include "core/state_digest.h"
 #include "model/dpor_search.h"
@@ -59,29 +61,19 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
       : inner_(inner), ranks_(ranks), rank_hash_(ranks, 0),
         queue_started_(static_cast<size_t>(ranks) * ranks, 0),
         queue_nic_work_(static_cast<size_t>(ranks) * ranks, 0), out_(out) {}
-  // Invariant: a content write lands inside the destination of the
-  // outstanding request its immediate names (not at a stale address after a
-  // re-request, not in a freed proxy, not for a request that does not exist).
+  // The protocol's own invariants watch what the hardware did.
   void on_remote_write_landed(RankId target, uint64_t addr, uint64_t length, bool has_imm,
                               uint32_t imm) override {
-    if (target >= protocols_.size() || length == 0) return;
-    const std::string where = "invariant: rank " + std::to_string(target) + ": a write of " +
-                              std::to_string(length) + " bytes";
-    if (!has_imm) {
-      violations_.push_back(where + " without immediate (no request to complete)");
-      return;
-    }
-    std::optional<Buffer> dest = protocols_[target]->destination_of(imm);
-    if (!dest) {
-      violations_.push_back(where + " for request_index " + std::to_string(imm) +
-                            ", which names no outstanding request");
-    } else if (!dest->contains(addr, length)) {
-      violations_.push_back(where + " for request_index " + std::to_string(imm) +
-                            " lands outside that request's destination");
-    }
+    if (invariants_) invariants_->on_remote_write_landed(target, addr, length, has_imm, imm);
   }
-  void set_protocols(const std::vector<tf_verbs::RdmaRendezvous*>& protocols) { protocols_ = protocols; }
-  const std::vector<std::string>& violations() const { return violations_; }
+  void set_protocols(const std::vector<Rendezvous*>& protocols,
+                     std::unique_ptr<ProtocolInvariants> invariants) {
+    protocols_ = protocols;
+    invariants_ = std::move(invariants);
+  }
+  std::vector<std::string> violations() const {
+    return invariants_ ? invariants_->violations() : std::vector<std::string>{};
+  }
 
   void on_completion(RankId rank, const Completion& c) override {
     if (rank >= ranks_) return;
@@ -169,7 +161,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     if (simulator_ == nullptr || driver_ == nullptr) return history_fingerprint();
     StateDigest d;
     d.add(inner_.fault_state()).add(simulator_->state_digest()).add(driver_->state_digest());
-    for (const tf_verbs::RdmaRendezvous* p : protocols_) d.add(p->state_digest());
+    for (const Rendezvous* p : protocols_) d.add(p->state_digest());
     return d.value();
   }
   uint64_t history_fingerprint() const {
@@ -220,39 +212,13 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   int64_t queue_ = -1;                // the send queue it is NIC work on, if it is
   std::vector<uint32_t> also_ranks_;  // ranks it changed directly
   std::vector<uint64_t>* out_;
-  std::vector<tf_verbs::RdmaRendezvous*> protocols_;
+  std::vector<Rendezvous*> protocols_;
+  std::unique_ptr<ProtocolInvariants> invariants_;
   std::span<const sim::ReadyEvent> ready_;     // inside pick
   const sim::Simulator* simulator_ = nullptr;  // tensor workloads only
   const WorkloadDriver* driver_ = nullptr;
-  std::vector<std::string> violations_;
   uint64_t chosen_ordinal_ = 0;
 };
-
-void add_transitions(tf_verbs::RendezvousStats& into, const tf_verbs::RendezvousStats& from) {
-  for (size_t a = 0; a < from.request_transitions.size(); ++a) {
-    for (size_t b = 0; b < from.request_transitions[a].size(); ++b) {
-      into.request_transitions[a][b] += from.request_transitions[a][b];
-    }
-  }
-  for (size_t a = 0; a < from.response_transitions.size(); ++a) {
-    for (size_t b = 0; b < from.response_transitions[a].size(); ++b) {
-      into.response_transitions[a][b] += from.response_transitions[a][b];
-    }
-  }
-}
-
-template <typename Table, typename Name>
-std::string covered(const Table& table, Name name) {
-  std::string out;
-  for (size_t a = 0; a < table.size(); ++a) {
-    for (size_t b = 0; b < table[a].size(); ++b) {
-      if (table[a][b] == 0) continue;
-      if (!out.empty()) out += ", ";
-      out += std::string(name(a)) + "->" + name(b) + " (" + std::to_string(table[a][b]) + ")";
-    }
-  }
-  return out.empty() ? "none" : out;
-}
 
 bool is_liveness_problem(const std::string& p) {
   return p.rfind("liveness", 0) == 0 || p.find("still pending") != std::string::npos;
@@ -265,12 +231,13 @@ uint64_t derive_seed(uint64_t seed, uint64_t index) {
 
 }  // namespace
 
-std::string covered_request_transitions(const tf_verbs::RendezvousStats& stats) {
-  return covered(stats.request_transitions, tf_verbs::request_state_name);
-}
-
-std::string covered_response_transitions(const tf_verbs::RendezvousStats& stats) {
-  return covered(stats.response_transitions, tf_verbs::response_state_name);
+std::string covered_transitions(const std::vector<TransitionTable>& tables) {
+  std::string out;
+  for (const TransitionTable& t : tables) {
+    if (!out.empty()) out += "\n";
+    out += t.machine() + ": " + t.covered();
+  }
+  return out.empty() ? "none" : out;
 }
 
 const char* check_outcome_name(CheckOutcome outcome) {
@@ -325,8 +292,9 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   options.has_seed = true;
   options.scheduler = &fingerprinter;
   options.observer = &fingerprinter;
-  options.on_started = [&fingerprinter](const std::vector<tf_verbs::RdmaRendezvous*>& p) {
-    fingerprinter.set_protocols(p);
+  const ProtocolDescriptor& protocol = scenario.protocol.descriptor();
+  options.on_started = [&fingerprinter, &protocol](const std::vector<Rendezvous*>& p) {
+    fingerprinter.set_protocols(p, protocol.make_invariants({p.begin(), p.end()}));
   };
   options.on_workload_started = [&fingerprinter](const sim::Simulator& simulator,
                                                   const WorkloadDriver& driver) {
@@ -381,7 +349,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
     for (const StepResult& step : report.workload.steps) {
       for (const TransferResult& t : step.transfers) transfers.emplace_back(step.step_id, t);
     }
-    for (const tf_verbs::RendezvousStats& r : report.protocol_stats) add_transitions(e.transitions, r);
+    e.transitions = std::move(report.transitions);
   }
   e.problems = fingerprinter.violations();
   e.problems.insert(e.problems.end(), run_problems.begin(), run_problems.end());
@@ -506,7 +474,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     }
     if (i == 0 || !e.fault_injected) expected_steps = std::max<uint64_t>(expected_steps, e.choices.size());
     ++report.schedules;
-    add_transitions(report.transitions, e.transitions);
+    add_transition_tables(report.transitions, e.transitions);
     report.choice_points += e.choices.size();
     report.events += e.events;
     states.insert(fingerprints.begin(), fingerprints.end());

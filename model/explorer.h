@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/state_transitions.h"
 #include "core/trace_sink.h"
 #include "model/choice_strategy.h"
 #include "scenario/scenario.h"
@@ -44,7 +44,7 @@ struct Execution {
   bool diverged = false;  // a replayed schedule did not fit this execution
   bool fault_injected = false;
   // Transitions each protocol state machine took, summed over the ranks.
-  tf_verbs::RendezvousStats transitions;
+  std::vector<TransitionTable> transitions;
 };
 
 // One execution of an already model_scenario()'d scenario. With faults on
@@ -82,16 +82,16 @@ struct CheckReport {
   uint64_t events = 0;
   bool exhausted = false;        // dfs: every schedule was explored
   uint64_t cached_schedules = 0;  // dfs: executions that reached an explored state
-  tf_verbs::RendezvousStats transitions;  // transitions taken, summed over executions
+  std::vector<TransitionTable> transitions;  // transitions taken, summed over executions
   std::optional<Execution> counterexample;
   uint64_t counterexample_seed = 0;  // the strategy seed of the failing execution
 };
 
 using CheckProgress = std::function<void(uint64_t done, uint64_t total)>;
 
-// "Idle->Requested (12), Requested->Finished (3)": the transitions taken.
-std::string covered_request_transitions(const tf_verbs::RendezvousStats& stats);
-std::string covered_response_transitions(const tf_verbs::RendezvousStats& stats);
+// One line per state machine, "RdmaTensorRequest: Idle->Requested (12),
+// Requested->Finished (3)": the transitions taken; "none" without machines.
+std::string covered_transitions(const std::vector<TransitionTable>& tables);
 
 CheckReport check(const Scenario& scenario, const CheckOptions& options,
                   CheckProgress on_progress = {});

@@ -28,29 +28,11 @@ Json transport_json(const sim::SimStats& s) {
   return j;
 }
 
-uint64_t control_messages_of(const tf_verbs::RendezvousStats& s) {
-  return s.tensor_requests_sent + s.re_requests_sent + s.meta_data_updates_sent +
-         s.error_statuses_sent;
-}
-
-Json protocol_json(const tf_verbs::RendezvousStats& s) {
-  Json j;
-  j["tensor_requests"] = s.tensor_requests_sent;
-  j["meta_data_updates"] = s.meta_data_updates_sent;
-  j["re_requests"] = s.re_requests_sent;
-  j["error_statuses"] = s.error_statuses_sent;
-  j["content_writes"] = s.content_writes;
-  j["recvs_completed"] = s.recvs_completed;
-  j["recvs_failed"] = s.recvs_failed;
-  j["cpu_copies"] = s.cpu_copies;
-  j["device_copies"] = s.device_copies;
-  j["registrations"] = s.registrations;
-  j["malformed_messages"] = s.malformed_messages;
-  j["protocol_errors"] = s.protocol_errors;
-  j["stale_messages"] = s.stale_messages;
-  j["unknown_completions"] = s.unknown_completions;
-  j["channel_failures"] = s.channel_failures;
-  j["control_messages"] = control_messages_of(s);
+// The protocol's counters by name, then their control messages in total.
+Json protocol_json(const ProtocolCounters& counters) {
+  Json j = Json::object();
+  for (const ProtocolCounter& c : counters) j[c.name] = c.value;
+  j["control_messages"] = counter_total(counters, CounterRole::kControlMessage);
   return j;
 }
 
@@ -121,30 +103,14 @@ uint64_t tensors_transferred(const SimulationReport& report) {
   return n;
 }
 
-tf_verbs::RendezvousStats total_protocol_stats(const SimulationReport& report) {
-  tf_verbs::RendezvousStats t;
-  for (const tf_verbs::RendezvousStats& s : report.protocol_stats) {
-    t.tensor_requests_sent += s.tensor_requests_sent;
-    t.meta_data_updates_sent += s.meta_data_updates_sent;
-    t.re_requests_sent += s.re_requests_sent;
-    t.error_statuses_sent += s.error_statuses_sent;
-    t.content_writes += s.content_writes;
-    t.recvs_completed += s.recvs_completed;
-    t.recvs_failed += s.recvs_failed;
-    t.cpu_copies += s.cpu_copies;
-    t.device_copies += s.device_copies;
-    t.registrations += s.registrations;
-    t.malformed_messages += s.malformed_messages;
-    t.protocol_errors += s.protocol_errors;
-    t.stale_messages += s.stale_messages;
-    t.unknown_completions += s.unknown_completions;
-    t.channel_failures += s.channel_failures;
-  }
+ProtocolCounters total_protocol_counters(const SimulationReport& report) {
+  ProtocolCounters t;
+  for (const ProtocolCounters& c : report.protocol_counters) add_counters(t, c);
   return t;
 }
 
 uint64_t control_messages(const SimulationReport& report) {
-  return control_messages_of(total_protocol_stats(report));
+  return counter_total(total_protocol_counters(report), CounterRole::kControlMessage);
 }
 
 double control_messages_per_tensor(const SimulationReport& report) {
@@ -185,20 +151,20 @@ Json results_json(const SimulationReport& report, const MeasuredWallTimes& measu
   j["steps"] = std::move(steps);
 
   j["transport"] = transport_json(report.total_stats);
-  const tf_verbs::RendezvousStats protocol = total_protocol_stats(report);
-  Json p = protocol_json(protocol);
+  Json p = protocol_json(total_protocol_counters(report));
   p["control_messages_per_tensor"] = control_messages_per_tensor(report);
   j["protocol"] = std::move(p);
 
   Json per_rank = Json::array();
-  const size_t ranks = std::max(report.rank_stats.size(), report.protocol_stats.size());
+  const size_t ranks = std::max(report.rank_stats.size(), report.protocol_counters.size());
   for (size_t r = 0; r < ranks; ++r) {
     Json rank;
     rank["rank"] = r;
     rank["transport"] = r < report.rank_stats.size() ? transport_json(report.rank_stats[r])
                                                      : Json::object();
-    rank["protocol"] = r < report.protocol_stats.size() ? protocol_json(report.protocol_stats[r])
-                                                        : Json::object();
+    rank["protocol"] = r < report.protocol_counters.size()
+                           ? protocol_json(report.protocol_counters[r])
+                           : Json::object();
     per_rank.push_back(std::move(rank));
   }
   j["per_rank"] = std::move(per_rank);

@@ -38,12 +38,13 @@ std::string results_json_text(const SimulationReport& report,
 // Transfers (Recvs) across every step: the "tensors" of the per-tensor ratios.
 uint64_t tensors_transferred(const SimulationReport& report);
 
-// TENSOR_REQUEST + TENSOR_RE_REQUEST + META_DATA_UPDATE + ERROR_STATUS sent by
-// every rank, and that count divided by tensors_transferred (0 with no tensors).
+// The control messages (the protocol's counters of role kControlMessage) sent
+// by every rank, and that count divided by tensors_transferred (0 with no
+// tensors).
 uint64_t control_messages(const SimulationReport& report);
 double control_messages_per_tensor(const SimulationReport& report);
 
 // The protocol counters of every rank added up.
-tf_verbs::RendezvousStats total_protocol_stats(const SimulationReport& report);
+ProtocolCounters total_protocol_counters(const SimulationReport& report);
 
 }  // namespace tensorwire::report

@@ -11,6 +11,20 @@
 namespace tensorwire::report {
 namespace {
 
+// "12 tensor requests, 4 meta data updates": each control message counter of
+// the protocol, by its name.
+std::string control_message_breakdown(const ProtocolCounters& counters) {
+  std::string out;
+  for (const ProtocolCounter& c : counters) {
+    if (c.role != CounterRole::kControlMessage) continue;
+    std::string name = c.name;
+    for (char& ch : name) ch = ch == '_' ? ' ' : ch;
+    if (!out.empty()) out += ", ";
+    out += format_count(c.value) + " " + name;
+  }
+  return out.empty() ? "none" : out;
+}
+
 std::string pad_left(const std::string& s, size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
@@ -91,7 +105,7 @@ std::string summary_text(const SimulationReport& report, const SummaryOptions& o
   out += "\n";
 
   const sim::SimStats& t = report.total_stats;
-  const tf_verbs::RendezvousStats p = total_protocol_stats(report);
+  const ProtocolCounters p = total_protocol_counters(report);
   const uint64_t tensors = tensors_transferred(report);
   std::array<char, 32> ratio{};
   std::snprintf(ratio.data(), ratio.size(), "%.2f", control_messages_per_tensor(report));
@@ -105,11 +119,7 @@ std::string summary_text(const SimulationReport& report, const SummaryOptions& o
   out += total_line("control msgs / tensor",
                     std::string(ratio.data()) + " (" + format_count(control_messages(report)) +
                         " over " + plural(tensors, "tensor", "tensors") + ": " +
-                        plural(p.tensor_requests_sent, "request", "requests") + ", " +
-                        plural(p.meta_data_updates_sent, "meta-data update",
-                               "meta-data updates") +
-                        ", " + plural(p.re_requests_sent, "re-request", "re-requests") + ", " +
-                        plural(p.error_statuses_sent, "error status", "error statuses") + ")");
+                        control_message_breakdown(p) + ")");
   out += total_line("RDMA operations",
                     plural(t.rdma_writes_with_imm, "write", "writes") + " with immediate, " +
                         plural(t.rdma_writes, "plain write", "plain writes") + ", " +

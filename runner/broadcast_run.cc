@@ -1,5 +1,7 @@
 #include "runner/broadcast_run.h"
 
+#include "core/collectives/realm_broadcast_protocol.h"
+
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -98,7 +100,9 @@ BroadcastReport run_broadcast(const Scenario& scenario, const SimulationOptions&
   }
 
   const collectives::PlantedCollectiveBug planted =
-      bug != collectives::PlantedCollectiveBug::kNone ? bug : w.planted_bug;
+      bug != collectives::PlantedCollectiveBug::kNone
+          ? bug
+          : collectives::options_of(scenario.protocol.options).planted_bug;
   std::vector<std::unique_ptr<collectives::TransferOperation>> ops;
   for (RankId r = 0; r < report.ranks; ++r) {
     ops.push_back(std::make_unique<collectives::TransferOperation>(envs[r], graph, topology,

@@ -13,28 +13,9 @@ using Json = nlohmann::json;
 
 constexpr int kMaxStatusCode = static_cast<int>(StatusCode::kInternal);
 
-// The counters of RendezvousStats that travel (the transition tables stay home).
-struct ProtocolField {
-  const char* name;
-  uint64_t tf_verbs::RendezvousStats::*field;
-};
-constexpr ProtocolField kProtocolFields[] = {
-    {"tensor_requests_sent", &tf_verbs::RendezvousStats::tensor_requests_sent},
-    {"meta_data_updates_sent", &tf_verbs::RendezvousStats::meta_data_updates_sent},
-    {"re_requests_sent", &tf_verbs::RendezvousStats::re_requests_sent},
-    {"error_statuses_sent", &tf_verbs::RendezvousStats::error_statuses_sent},
-    {"content_writes", &tf_verbs::RendezvousStats::content_writes},
-    {"recvs_completed", &tf_verbs::RendezvousStats::recvs_completed},
-    {"recvs_failed", &tf_verbs::RendezvousStats::recvs_failed},
-    {"cpu_copies", &tf_verbs::RendezvousStats::cpu_copies},
-    {"device_copies", &tf_verbs::RendezvousStats::device_copies},
-    {"registrations", &tf_verbs::RendezvousStats::registrations},
-    {"malformed_messages", &tf_verbs::RendezvousStats::malformed_messages},
-    {"protocol_errors", &tf_verbs::RendezvousStats::protocol_errors},
-    {"stale_messages", &tf_verbs::RendezvousStats::stale_messages},
-    {"unknown_completions", &tf_verbs::RendezvousStats::unknown_completions},
-    {"channel_failures", &tf_verbs::RendezvousStats::channel_failures},
-};
+// A peer's counters are outside input: bounded in number and name length.
+constexpr size_t kMaxProtocolCounters = 256;
+constexpr size_t kMaxCounterNameBytes = 64;
 
 struct TransportField {
   const char* name;
@@ -128,6 +109,33 @@ RankOutcome rank_outcome_of(RankId rank, const WorkloadResult& result,
   return o;
 }
 
+namespace {
+
+Status decode_counters(const Json& protocol, const std::string& who, ProtocolCounters& out) {
+  if (!protocol.is_array() || protocol.size() > kMaxProtocolCounters) {
+    return Status(StatusCode::kMalformedMessage,
+                  who + ": 'protocol' is not a list of at most 256 counters");
+  }
+  for (const Json& c : protocol) {
+    ProtocolCounter counter;
+    const bool shaped = c.is_array() && c.size() == 3 && c[0].is_string() && c[1].is_string() &&
+                        c[2].is_number_unsigned();
+    if (!shaped || c[0].get_ref<const std::string&>().empty() ||
+        c[0].get_ref<const std::string&>().size() > kMaxCounterNameBytes ||
+        !counter_role_from_name(c[1].get_ref<const std::string&>(), counter.role)) {
+      return Status(StatusCode::kMalformedMessage,
+                    who + ": a protocol counter is not [name, role, value]: " +
+                        c.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 120));
+    }
+    counter.name = c[0].get<std::string>();
+    counter.value = c[2].get<uint64_t>();
+    out.push_back(std::move(counter));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 std::string encode_rank_outcome(const RankOutcome& o) {
   Json j;
   j["rank"] = o.rank;
@@ -146,8 +154,11 @@ std::string encode_rank_outcome(const RankOutcome& o) {
                          {"recvs", std::move(recvs)}});
   }
   j["steps"] = std::move(steps);
-  Json protocol;
-  for (const ProtocolField& f : kProtocolFields) protocol[f.name] = o.protocol.*(f.field);
+  // [name, role, value], in the protocol's order.
+  Json protocol = Json::array();
+  for (const ProtocolCounter& c : o.protocol) {
+    protocol.push_back(Json::array({c.name, counter_role_name(c.role), c.value}));
+  }
   j["protocol"] = std::move(protocol);
   Json transport;
   for (const TransportField& f : kTransportFields) transport[f.name] = o.transport.*(f.field);
@@ -192,8 +203,7 @@ Result<RankOutcome> decode_rank_outcome(std::string_view text, RankId expected_r
       }
       o.steps.push_back(std::move(so));
     }
-    const Json& protocol = j.at("protocol");
-    for (const ProtocolField& f : kProtocolFields) o.protocol.*(f.field) = u64(protocol, f.name);
+    if (Status st = decode_counters(j.at("protocol"), who, o.protocol); !st.is_ok()) return st;
     const Json& transport = j.at("transport");
     for (const TransportField& f : kTransportFields) o.transport.*(f.field) = u64(transport, f.name);
     o.problems = j.at("problems").get<std::vector<std::string>>();
@@ -233,7 +243,7 @@ MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool comple
     m.workload.finished = m.workload.finished && p.finished;
     m.workload.recvs_completed_twice += p.recvs_completed_twice;
     m.rank_stats.push_back(p.transport);
-    m.protocol_stats.push_back(p.protocol);
+    m.protocol_counters.push_back(p.protocol);
     if (!p.finished) {
       m.problems.push_back("rank " + std::to_string(p.rank) + ": the workload did not finish" +
                            (p.stop_reason.empty() ? std::string() : ": " + p.stop_reason));

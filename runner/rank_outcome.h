@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "backend_sim/sim_stats.h"
-#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/protocol_counters.h"
 #include "core/trace_recording.h"
 #include "core/workload/workload_driver.h"
 #include "runner/simulation_run.h"
@@ -48,7 +48,7 @@ struct RankOutcome {
   std::string stop_reason;  // why not, when not
   uint64_t recvs_completed_twice = 0;
   std::vector<RankStepOutcome> steps;
-  tf_verbs::RendezvousStats protocol;
+  ProtocolCounters protocol;
   sim::SimStats transport;
   std::vector<std::string> problems;  // this rank's own (left pending, NIC errors, ...)
   // This rank's trace events when the run is traced (empty otherwise), on
@@ -72,7 +72,7 @@ struct MergedRun {
   std::vector<std::optional<int64_t>> measured_step_ns;
   std::vector<std::vector<std::optional<int64_t>>> measured_transfer_ns;
   std::vector<sim::SimStats> rank_stats;
-  std::vector<tf_verbs::RendezvousStats> protocol_stats;
+  std::vector<ProtocolCounters> protocol_counters;
   std::vector<std::string> problems;
 };
 

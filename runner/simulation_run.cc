@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend_sim/simulator.h"
+#include "core/assert.h"
 #include "runner/model_hooks.h"
 
 namespace tensorwire {
@@ -31,12 +32,16 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
   report.ranks = simulator.world_size();
   attach_model_hooks(simulator, options);
 
-  std::vector<std::unique_ptr<tf_verbs::RdmaRendezvous>> rendezvous;
-  std::vector<tf_verbs::RdmaRendezvous*> rendezvous_ptrs;
+  const ProtocolDescriptor& protocol = scenario.protocol.descriptor();
+  TW_ASSERT_MSG(protocol.shape() == ProtocolShape::kPointToPoint,
+                "collectives run through run_broadcast");
+  std::vector<std::unique_ptr<Rendezvous>> rendezvous;
+  std::vector<Rendezvous*> rendezvous_ptrs;
   std::vector<RankEnv> envs;
   for (RankId r = 0; r < report.ranks; ++r) {
     envs.push_back(simulator.env(r));
-    rendezvous.push_back(std::make_unique<tf_verbs::RdmaRendezvous>(envs.back(), scenario.tf_verbs));
+    rendezvous.push_back(protocol.make_rendezvous(envs.back(), scenario.protocol.options));
+    TW_ASSERT(rendezvous.back() != nullptr);
     rendezvous_ptrs.push_back(rendezvous.back().get());
     Status st = rendezvous.back()->start();
     if (!st.is_ok()) {
@@ -64,7 +69,8 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
   report.workload = driver.result();
   for (RankId r = 0; r < report.ranks; ++r) {
     report.rank_stats.push_back(simulator.stats(r));
-    report.protocol_stats.push_back(rendezvous[r]->stats());
+    report.protocol_counters.push_back(rendezvous[r]->counters());
+    add_transition_tables(report.transitions, rendezvous[r]->transition_tables());
   }
   report.total_stats = simulator.total_stats();
 
@@ -87,12 +93,9 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
                               " Recv done callbacks ran more than once");
   }
   for (RankId r = 0; r < report.ranks; ++r) {
-    if (rendezvous[r]->outstanding_requests() != 0 || rendezvous[r]->pending_responses() != 0) {
-      report.problems.push_back("rank " + std::to_string(r) + ": " +
-                                std::to_string(rendezvous[r]->outstanding_requests()) +
-                                " requests and " +
-                                std::to_string(rendezvous[r]->pending_responses()) +
-                                " responses still pending at the end");
+    if (const size_t work = rendezvous[r]->outstanding_work(); work != 0) {
+      report.problems.push_back("rank " + std::to_string(r) + ": " + std::to_string(work) +
+                                " protocol requests or responses still pending at the end");
     }
   }
   return report;

@@ -1,5 +1,5 @@
 // Runs a scenario on the simulator: builds the simulated cluster, one
-// RdmaRendezvous per rank, plays the workload, and collects what happened.
+// Rendezvous of the scenario's protocol per rank, plays the workload, and collects what happened.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,9 @@
 #include "backend_sim/scheduler.h"
 #include "backend_sim/sim_observer.h"
 #include "backend_sim/sim_stats.h"
-#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/protocol_counters.h"
+#include "core/rendezvous.h"
+#include "core/state_transitions.h"
 #include "core/trace_sink.h"
 #include "core/workload/workload_driver.h"
 #include "scenario/scenario.h"
@@ -35,7 +37,7 @@ struct SimulationOptions {
   std::function<void(sim::Simulator&)> on_attached;
   // Called once every rank's protocol has started (invariant checkers look
   // into the protocols through it). The pointers live until the run returns.
-  std::function<void(const std::vector<tf_verbs::RdmaRendezvous*>&)> on_started;
+  std::function<void(const std::vector<Rendezvous*>&)> on_started;
   // Called once the workload driver exists, before it starts (state caches
   // digest the simulator and the driver). Both live until the run returns.
   std::function<void(const sim::Simulator&, const WorkloadDriver&)> on_workload_started;
@@ -53,7 +55,9 @@ struct SimulationReport {
   WorkloadResult workload;
   std::vector<sim::SimStats> rank_stats;
   sim::SimStats total_stats;
-  std::vector<tf_verbs::RendezvousStats> protocol_stats;  // per rank
+  std::vector<ProtocolCounters> protocol_counters;  // per rank
+  // The protocol's state machines' transitions, summed over the ranks.
+  std::vector<TransitionTable> transitions;
   // Payload bytes all ports sent during each step, in step order. Steps do not
   // overlap (the driver starts a step when the previous one has finished), so
   // the wire counter's growth between two step ends belongs to one step.

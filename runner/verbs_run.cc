@@ -13,7 +13,7 @@
 #include "backend_verbs/device_ipv4_address.h"
 #include "backend_verbs/verbs_nic_factory.h"
 #include "backend_verbs/verbs_rank_env.h"
-#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/rendezvous.h"
 #include "core/trace_recording.h"
 #include "core/workload/workload_driver.h"
 #include "runner/rank_outcome.h"
@@ -108,10 +108,10 @@ Status check_scenario_for_verbs(Scenario& scenario, uint32_t world, bool gpu_as_
                   where + ": [workload] kind = \"broadcast\" does not run on the verbs backend "
                           "yet (it runs workloads of kind \"tensors\" and \"parameter_server\")");
   }
-  if (scenario.protocol != "tf_verbs_zero_copy") {
+  if (scenario.protocol.descriptor().shape() != ProtocolShape::kPointToPoint) {
     return Status(StatusCode::kInvalidArgument, where + ": [protocol] name = \"" +
-                                                    scenario.protocol +
-                                                    "\" does not run on the verbs backend");
+                                                    scenario.protocol.name +
+                                                    "\" does not run on the verbs backend yet");
   }
   if (scenario.cluster.nodes != world) {
     return Status(StatusCode::kInvalidArgument,
@@ -204,8 +204,9 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   nic_options.device_name = options.device;
   nic_options.address = out.address;
   nic_options.send_queue_depth = scenario.cluster.send_queue_depth;
-  // The rendezvous keeps control_ring_size receives posted per peer.
-  nic_options.recv_queue_depth = std::max<uint32_t>(scenario.tf_verbs.control_ring_size, 16);
+  // The protocol keeps this many receives posted per peer.
+  nic_options.recv_queue_depth = std::max<uint32_t>(
+      scenario.protocol.descriptor().receives_per_peer(scenario.protocol.options), 16);
   nic_options.rnr_retry_count =
       static_cast<uint8_t>(std::min<uint32_t>(scenario.cluster.rnr_retry_count, 7));
   nic_options.connect_timeout = options.setup_timeout;
@@ -227,7 +228,9 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   NullTraceSink no_trace;
   TraceSink& rank_trace = options.trace ? static_cast<TraceSink&>(recording) : no_trace;
   verbs::VerbsRankEnv env(**nic, rank_trace, options.trace);
-  tf_verbs::RdmaRendezvous rendezvous(env.env(), scenario.tf_verbs);
+  const std::unique_ptr<Rendezvous> protocol =
+      scenario.protocol.descriptor().make_rendezvous(env.env(), scenario.protocol.options);
+  Rendezvous& rendezvous = *protocol;
   if (Status st = rendezvous.start(); !st.is_ok()) {
     return give_up(Status(st.code(), "rank " + std::to_string(options.rank) +
                                          ": the protocol could not start: " + st.message()));
@@ -331,21 +334,20 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   // Let this rank's last writes complete before anyone tears down.
   const WallClock::time_point drain_until = WallClock::now() + options.phase_timeout;
   while (driver.finished() &&
-         (rendezvous.outstanding_requests() != 0 || rendezvous.pending_responses() != 0) &&
+         rendezvous.outstanding_work() != 0 &&
          WallClock::now() < drain_until) {
     Result<uint32_t> n = env.poll();
     if (!n.is_ok()) break;
     events += *n;
   }
-  if (rendezvous.outstanding_requests() != 0 || rendezvous.pending_responses() != 0) {
-    local_problems.push_back(std::to_string(rendezvous.outstanding_requests()) +
-                             " requests and " + std::to_string(rendezvous.pending_responses()) +
-                             " responses still pending at the end");
+  if (const size_t work = rendezvous.outstanding_work(); work != 0) {
+    local_problems.push_back(std::to_string(work) +
+                             " protocol requests or responses still pending at the end");
   }
 
   RankOutcome mine = rank_outcome_of(options.rank, driver.result(), step_wire_bytes);
   mine.stop_reason = driver.stopped() ? driver.stop_reason().to_string() : std::string();
-  mine.protocol = rendezvous.stats();
+  mine.protocol = rendezvous.counters();
   mine.transport = transport_stats(env);
   mine.transport.cpu_copies = env.memory().counters().cpu_copies;
   mine.transport.cpu_copy_bytes = env.memory().counters().cpu_copy_bytes;
@@ -397,7 +399,7 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   report.workload = std::move(merged.workload);
   report.step_wire_bytes = std::move(merged.step_wire_bytes);
   report.rank_stats = std::move(merged.rank_stats);
-  report.protocol_stats = std::move(merged.protocol_stats);
+  report.protocol_counters = std::move(merged.protocol_counters);
   for (const sim::SimStats& s : report.rank_stats) report.total_stats += s;
   report.simulated_end_ns = env.clock().now_ns();
   report.events_processed = events;

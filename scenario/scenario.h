@@ -11,7 +11,7 @@
 
 #include "backend_sim/sim_config.h"
 #include "core/collectives/broadcast_workload.h"
-#include "core/protocols/tf_verbs_zero_copy/tf_verbs_options.h"
+#include "core/protocols/protocol_registry.h"
 #include "core/workload/workload.h"
 
 namespace tensorwire {
@@ -23,10 +23,10 @@ struct Scenario {
   uint64_t seed = 1;
   bool payload = true;      // [run] mode = "payload" | "timing"
   sim::SimClusterConfig cluster;
-  std::string protocol = "tf_verbs_zero_copy";
-  tf_verbs::TfVerbsOptions tf_verbs;
+  // [protocol]: a registered protocol's name and its options.
+  ProtocolConfig protocol = default_protocol_config();
   Workload workload;  // kind "tensors" / "parameter_server"
-  // kind "broadcast" (protocol "realm_collective_broadcast"); `workload` is then empty.
+  // kind "broadcast" (a collective protocol); `workload` is then empty.
   std::optional<collectives::BroadcastWorkload> broadcast;
 };
 

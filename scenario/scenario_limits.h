@@ -18,10 +18,6 @@ inline constexpr int64_t kMaxSteps = 100000;
 inline constexpr uint64_t kMaxTransfers = 1000000;
 inline constexpr int64_t kMaxSendQueueDepth = 65536;
 inline constexpr int64_t kMaxRnrRetryCount = 7;  // 3 bits in verbs; 7 = retry forever
-// Receive slots per peer. backend_sim gives a ring bytes in timing-only mode
-// only up to SimMemorySpace::kTimingOnlyBytesMax (8 MiB = 7800 slots), so a
-// ring this size still carries messages there.
-inline constexpr int64_t kMaxControlRingSize = 4096;
 // Rates between 1 MB/s and 100 TB/s: a 1 TiB tensor at the lowest rate still
 // takes well under 2^63 ns.
 inline constexpr double kMinBandwidthBytesPerS = 1e6;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "scenario/protocol_section.h"
 #include "scenario/scenario_limits.h"
 #include "scenario/text_file.h"
 #include "scenario/toml_table_reader.h"
@@ -117,22 +118,12 @@ sim::SimClusterConfig read_cluster(const TomlTableReader& top) {
   return c;
 }
 
-void read_protocol(const TomlTableReader& top, Scenario& s) {
-  const toml::table* table = top.sub_table("protocol");
-  if (table == nullptr) return;
-  TomlTableReader r(*table, "protocol", top.file(),
-                    {"name", "control_ring_size", "request_timeout"});
-  s.protocol = r.string("name").value_or(s.protocol);
-  if (s.protocol != "tf_verbs_zero_copy" && s.protocol != "realm_collective_broadcast") {
-    r.fail("name", "protocol '" + s.protocol +
-                       "' is not available; use \"tf_verbs_zero_copy\" or "
-                       "\"realm_collective_broadcast\"");
-  }
-  s.tf_verbs.control_ring_size =
-      static_cast<uint32_t>(r.integer("control_ring_size", 1, limits::kMaxControlRingSize)
-                                .value_or(s.tf_verbs.control_ring_size));
-  s.tf_verbs.request_timeout_ns =
-      r.duration("request_timeout", limits::kMaxDurationNs).value_or(s.tf_verbs.request_timeout_ns);
+// The [workload] kind, or "" when it is missing or not a string (the
+// workload's parser says what is wrong with it).
+std::string workload_kind_of(const toml::table& workload) {
+  const toml::node* kind = workload.get("kind");
+  if (kind == nullptr) return "";
+  return kind->value<std::string>().value_or("");
 }
 
 }  // namespace
@@ -154,24 +145,18 @@ Scenario load_scenario_string(std::string_view text, const std::string& source_n
       top.integer("seed", 0, std::numeric_limits<int64_t>::max()).value_or(1));
   s.payload = read_payload_mode(top);
   s.cluster = read_cluster(top);
-  read_protocol(top, s);
   const toml::table* workload = top.sub_table("workload");
   if (workload == nullptr) top.fail_missing("workload");
-  const toml::node* kind = workload->get("kind");
-  const bool broadcast = kind != nullptr && kind->value<std::string>() == "broadcast";
-  const bool protocol_given = top.sub_table("protocol") != nullptr &&
-                              top.sub_table("protocol")->get("name") != nullptr;
-  if (broadcast) {
-    if (protocol_given && s.protocol != "realm_collective_broadcast") {
-      top.fail("protocol", "a broadcast workload runs protocol \"realm_collective_broadcast\", not '" +
-                               s.protocol + "'");
-    }
-    s.protocol = "realm_collective_broadcast";
+  const std::string kind = workload_kind_of(*workload);
+  if (default_protocol_for(kind) == nullptr) {
+    // No protocol runs it: the workload's parser names what is wrong.
+    parse_workload_section(*workload, file, s.cluster, s.payload, base_dir);
+    top.fail("workload", "no protocol runs workload kind '" + kind + "'");
+  }
+  s.protocol = parse_protocol_section(top, kind);
+  if (kind == "broadcast") {
     s.broadcast = parse_broadcast_section(*workload, file, s.cluster, s.payload);
     return s;
-  }
-  if (s.protocol != "tf_verbs_zero_copy") {
-    top.fail("protocol", "protocol \"" + s.protocol + "\" runs workload kind \"broadcast\"");
   }
   s.workload = parse_workload_section(*workload, file, s.cluster, s.payload, base_dir);
   return s;

@@ -1,6 +1,7 @@
 #include "scenario/toml_table_reader.h"
 
 #include <algorithm>
+#include <span>
 #include <utility>
 
 #include "scenario/scenario.h"
@@ -26,8 +27,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 // The allowed key a typo most likely meant, or "" when none is close.
-std::string_view closest_key(std::string_view key,
-                             std::initializer_list<std::string_view> allowed) {
+std::string_view closest_key(std::string_view key, std::span<const std::string_view> allowed) {
   std::string_view best;
   size_t best_distance = 3;  // at most two edits
   for (std::string_view candidate : allowed) {
@@ -40,7 +40,7 @@ std::string_view closest_key(std::string_view key,
   return best;
 }
 
-std::string join_keys(std::initializer_list<std::string_view> allowed) {
+std::string join_keys(std::span<const std::string_view> allowed) {
   std::string s;
   for (std::string_view k : allowed) {
     if (!s.empty()) s += ", ";
@@ -140,6 +140,12 @@ bool toml_boolean(const std::string& file, const toml::node& node, std::string_v
 TomlTableReader::TomlTableReader(const toml::table& table, std::string path,
                                  const std::string& file,
                                  std::initializer_list<std::string_view> allowed)
+    : TomlTableReader(table, std::move(path), file,
+                      std::span<const std::string_view>(allowed.begin(), allowed.size())) {}
+
+TomlTableReader::TomlTableReader(const toml::table& table, std::string path,
+                                 const std::string& file,
+                                 std::span<const std::string_view> allowed)
     : table_(table), path_(std::move(path)), file_(file) {
   // Report the first unknown key in the text, not in the table's sorted order.
   const toml::key* first = nullptr;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,8 @@ class TomlTableReader {
   // so a typo is reported as a typo rather than as a missing key.
   TomlTableReader(const toml::table& table, std::string path, const std::string& file,
                   std::initializer_list<std::string_view> allowed);
+  TomlTableReader(const toml::table& table, std::string path, const std::string& file,
+                  std::span<const std::string_view> allowed);
 
   const toml::table& table() const { return table_; }
   const std::string& file() const { return file_; }

@@ -9,7 +9,7 @@
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/scenario_argument.h"
-#include "core/collectives/planted_collective_bug.h"
+#include "core/protocols/protocol_registry.h"
 #include "model/explorer.h"
 #include "model/schedule_file.h"
 #include "report/chrome_trace_writer.h"
@@ -79,12 +79,19 @@ Status write_file(const std::string& path, const std::string& text) {
 }
 
 // Plants the bug `name` names ("none" plants nothing) in the scenario's
-// protocol; false when it is a bug of the other kind of workload, or none.
+// protocol; false when it is another protocol's bug.
 bool plant_bug(const std::string& name, Scenario& scenario) {
-  if (scenario.broadcast) {
-    return collectives::planted_collective_bug_from_name(name, scenario.broadcast->planted_bug);
+  return scenario.protocol.descriptor().plant_bug(scenario.protocol.options, name);
+}
+
+// The protocol whose bug zoo holds `bug`; nullptr when none does.
+const ProtocolDescriptor* protocol_with_bug(std::string_view bug) {
+  for (const ProtocolDescriptor* p : registered_protocols()) {
+    for (std::string_view b : p->planted_bugs()) {
+      if (b == bug) return p;
+    }
   }
-  return tf_verbs::planted_bug_from_name(name, scenario.tf_verbs.planted_bug);
+  return nullptr;
 }
 
 }  // namespace
@@ -139,13 +146,18 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
           "", "FAULTS"))
       ->type_name("LIST");
   std::vector<std::string> bugs{"none"};
-  for (tf_verbs::PlantedBug b : tf_verbs::kPlantedBugs) bugs.emplace_back(tf_verbs::planted_bug_name(b));
-  for (collectives::PlantedCollectiveBug b : collectives::kPlantedCollectiveBugs) {
-    bugs.emplace_back(collectives::planted_collective_bug_name(b));
+  std::string owners;
+  for (const ProtocolDescriptor* p : registered_protocols()) {
+    std::string names;
+    for (std::string_view b : p->planted_bugs()) {
+      bugs.emplace_back(b);
+      names += (names.empty() ? "" : ", ") + std::string(b);
+    }
+    if (!names.empty()) owners += "; " + std::string(p->name()) + ": " + names;
   }
   check->add_option("--plant-bug", args.plant_bug,
-                    "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it "
-                    "(the last two are the broadcast's)")
+                    "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it (" +
+                        owners.substr(2) + ")")
       ->check(CLI::IsMember(bugs))
       ->type_name("NAME");
   return check;
@@ -156,9 +168,10 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   if (!loaded) return kExitBadInput;
   Scenario& scenario = *loaded;
   if (!plant_bug(args.plant_bug, scenario)) {
-    err << kErrorPrefix << "--plant-bug " << args.plant_bug << " is a bug of the "
-        << (scenario.broadcast ? "tensor protocol" : "broadcast") << ", and '" << args.scenario_path
-        << "' is " << (scenario.broadcast ? "a broadcast" : "a tensor workload") << "\n";
+    const ProtocolDescriptor* owner = protocol_with_bug(args.plant_bug);
+    err << kErrorPrefix << "--plant-bug " << args.plant_bug << " is a bug of protocol \""
+        << (owner != nullptr ? owner->name() : "?") << "\", and '" << args.scenario_path
+        << "' runs \"" << scenario.protocol.name << "\"\n";
     return kExitBadInput;
   }
   model::CheckOptions options;
@@ -234,12 +247,14 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
         << report::format_count(static_cast<uint64_t>(seconds > 0 ? report.distinct_states / seconds : 0))
         << " states/s, " << report::format_count(report.choice_points) << " choice points, "
         << report::format_count(report.events) << " events)\n";
-    if (scenario.broadcast) {
-      out << "invariants      the broadcast's (reads after landing, rings, IB pools, frees)\n";
+    if (report.transitions.empty()) {
+      out << "invariants      the protocol's own (" << scenario.protocol.name << ")\n";
     } else {
-      out << "transitions     requests: " << model::covered_request_transitions(report.transitions)
-          << "\n                responses: "
-          << model::covered_response_transitions(report.transitions) << "\n";
+      std::string lines = model::covered_transitions(report.transitions);
+      for (size_t at = lines.find('\n'); at != std::string::npos; at = lines.find('\n', at + 1)) {
+        lines.replace(at, 1, "\n                ");
+      }
+      out << "transitions     " << lines << "\n";
     }
     out << "outcome         " << model::check_outcome_name(report.outcome) << "\n";
     if (!report.counterexample) return kExitOk;
@@ -255,9 +270,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   file.strategy = strategy_name;
   file.outcome = model::check_outcome_name(failing->outcome);
   file.faults = options.faults;
-  file.planted_bug = scenario.broadcast
-                         ? collectives::planted_collective_bug_name(scenario.broadcast->planted_bug)
-                         : tf_verbs::planted_bug_name(scenario.tf_verbs.planted_bug);
+  file.planted_bug = scenario.protocol.descriptor().planted_bug(scenario.protocol.options);
   file.choices = failing->choices;
   report::ChromeTraceWriter chrome;
   TextTraceSink text;

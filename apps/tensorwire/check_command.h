@@ -23,7 +23,7 @@ struct CheckArgs {
   uint32_t pct_depth = 3;
   std::string replay_path;
   std::string out_prefix = "tensorwire-check";
-  std::string plant_bug = "none";  // tf_verbs::PlantedBug by name: the bug zoo
+  std::string plant_bug = "none";  // a registered protocol's planted bug, by name: the bug zoo
   std::string faults = "none";     // "qp_error": one injected QP error per execution
   bool exact = false;              // dfs: cut at seen states only where no order is lost
 };

@@ -7,7 +7,6 @@
 
 #include "core/collectives/broadcast_planner.h"
 #include "core/collectives/cluster_topology.h"
-#include "core/collectives/planted_collective_bug.h"
 
 namespace tensorwire::collectives {
 
@@ -16,8 +15,6 @@ struct BroadcastWorkload {
   std::vector<MemoryId> destinations;  // one instance each; a memory may repeat
   uint64_t bytes = 0;
   BroadcastOptions options;
-  // Never read from a scenario file: set by `tensorwire check --plant-bug`.
-  PlantedCollectiveBug planted_bug = PlantedCollectiveBug::kNone;
 };
 
 }  // namespace tensorwire::collectives

@@ -26,12 +26,12 @@ struct WorkloadDriver::SourceKey {
 class WorkloadDriver::Impl {
  public:
   Impl(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
-       std::vector<tf_verbs::RdmaRendezvous*> rendezvous)
+       std::vector<Rendezvous*> rendezvous)
       : workload_(workload), seed_(seed), envs_(std::move(envs)), rdv_(std::move(rendezvous)) {}
   // One rank's part: every rank index maps to the local env (so the rank
   // checks below stay as they are), and only the local rendezvous exists.
   Impl(const Workload& workload, uint64_t seed, RankId local, uint32_t world, RankEnv env,
-       tf_verbs::RdmaRendezvous* rendezvous, PhaseGate& gate)
+       Rendezvous* rendezvous, PhaseGate& gate)
       : workload_(workload),
         seed_(seed),
         envs_(world, env),
@@ -377,7 +377,7 @@ class WorkloadDriver::Impl {
   Workload workload_;
   uint64_t seed_;
   std::vector<RankEnv> envs_;
-  std::vector<tf_verbs::RdmaRendezvous*> rdv_;
+  std::vector<Rendezvous*> rdv_;
   std::map<SourceKey, Buffer> sources_;
   std::map<SourceKey, uint64_t> source_generation_;  // Sends of each source so far
   std::vector<std::byte> scratch_;
@@ -396,10 +396,10 @@ class WorkloadDriver::Impl {
 };
 
 WorkloadDriver::WorkloadDriver(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
-                               std::vector<tf_verbs::RdmaRendezvous*> rendezvous)
+                               std::vector<Rendezvous*> rendezvous)
     : impl_(std::make_unique<Impl>(workload, seed, std::move(envs), std::move(rendezvous))) {}
 WorkloadDriver::WorkloadDriver(const Workload& workload, uint64_t seed, RankId local,
-                               uint32_t world, RankEnv env, tf_verbs::RdmaRendezvous* rendezvous,
+                               uint32_t world, RankEnv env, Rendezvous* rendezvous,
                                PhaseGate& gate)
     : impl_(std::make_unique<Impl>(workload, seed, local, world, env, rendezvous, gate)) {}
 WorkloadDriver::~WorkloadDriver() = default;

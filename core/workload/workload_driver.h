@@ -1,4 +1,4 @@
-// Plays a Workload against one RdmaRendezvous per rank: at each phase it
+// Plays a Workload against one Rendezvous per rank: at each phase it
 // calls Send and Recv at their offsets, checks every delivered tensor against
 // what was sent (payload mode), and starts the next phase when every Recv of
 // this one has finished. It only schedules; the backend's progress loop runs it.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/rendezvous.h"
 #include "core/rank_env.h"
 #include "core/workload/phase_gate.h"
 #include "core/workload/workload.h"
@@ -52,7 +52,7 @@ class WorkloadDriver {
  public:
   // `envs[r]` and `rendezvous[r]` for every rank r; neither is owned.
   WorkloadDriver(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
-                 std::vector<tf_verbs::RdmaRendezvous*> rendezvous);
+                 std::vector<Rendezvous*> rendezvous);
   // Plays only rank `local`'s part of a `world`-rank workload (one process per
   // rank): its Sends and its Recvs, each checked as above. Every transfer of
   // a phase still gets a TransferResult (same indices on every rank), but only
@@ -60,7 +60,7 @@ class WorkloadDriver {
   // agrees that every rank's Recvs are done; until then the phase's Sends may
   // still run. None of env, rendezvous or gate is owned.
   WorkloadDriver(const Workload& workload, uint64_t seed, RankId local, uint32_t world,
-                 RankEnv env, tf_verbs::RdmaRendezvous* rendezvous, PhaseGate& gate);
+                 RankEnv env, Rendezvous* rendezvous, PhaseGate& gate);
   ~WorkloadDriver();
   WorkloadDriver(const WorkloadDriver&) = delete;
   WorkloadDriver& operator=(const WorkloadDriver&) = delete;

@@ -62,17 +62,17 @@ inline SimulationReport sample_report() {
   r.rank_stats = {rank0, rank1};
   r.total_stats = rank0;
   r.total_stats += rank1;
-  tf_verbs::RendezvousStats p0;
-  p0.tensor_requests_sent = 2;
-  p0.meta_data_updates_sent = 1;
-  p0.content_writes = 2;
-  p0.recvs_completed = 2;
-  tf_verbs::RendezvousStats p1;
-  p1.tensor_requests_sent = 2;
-  p1.re_requests_sent = 1;
-  p1.content_writes = 2;
-  p1.recvs_completed = 2;
-  r.protocol_stats = {p0, p1};
+  // The zero-copy protocol's counters, as its Rendezvous names them.
+  auto counters = [](uint64_t requests, uint64_t updates, uint64_t re_requests) {
+    using R = CounterRole;
+    return ProtocolCounters{{"tensor_requests", R::kControlMessage, requests},
+                            {"meta_data_updates", R::kControlMessage, updates},
+                            {"re_requests", R::kControlMessage, re_requests},
+                            {"error_statuses", R::kControlMessage, 0},
+                            {"content_writes", R::kContentTransfer, 2},
+                            {"recvs_completed", R::kOther, 2}};
+  };
+  r.protocol_counters = {counters(2, 1, 0), counters(2, 0, 1)};
   return r;
 }
 

@@ -329,7 +329,7 @@ TEST_F(TensorwireCli, CheckFindsNothingInACorrectProtocolAndPrintsTheSeed) {
   EXPECT_TRUE(contains(r.out, "--seed 1")) << r.out;
   EXPECT_TRUE(contains(r.out, "distinct states")) << r.out;
   EXPECT_TRUE(contains(r.out, "outcome         nothing found")) << r.out;
-  EXPECT_TRUE(contains(r.out, "transitions     requests: Idle->Requested")) << r.out;
+  EXPECT_TRUE(contains(r.out, "transitions     RdmaTensorRequest: Idle->Requested")) << r.out;
 }
 
 TEST_F(TensorwireCli, CheckReportsASafetyViolationWithAScheduleThatReplays) {
@@ -388,7 +388,7 @@ TEST_F(TensorwireCli, CheckWithBadInputIsExitTwo) {
   const CliRun wrong_kind =
       run("check " + quoted(path("c.toml").string()) + " --plant-bug max_consumer_read");
   EXPECT_EQ(wrong_kind.exit_code, 2);
-  EXPECT_TRUE(contains(wrong_kind.err, "is a bug of the broadcast")) << wrong_kind.err;
+  EXPECT_TRUE(contains(wrong_kind.err, "is a bug of protocol \"realm_collective_broadcast\"")) << wrong_kind.err;
 }
 
 TEST_F(TensorwireCli, CheckExactSaysEveryOrderWithoutTheAbstraction) {
@@ -403,7 +403,7 @@ TEST_F(TensorwireCli, CheckExploresABroadcastWithItsOwnInvariants) {
   const CliRun clean = run("check " + quoted(kModelBroadcast) + " --strategy dfs --max-schedules 100000");
   EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
   EXPECT_TRUE(contains(clean.out, "every order explored")) << clean.out;
-  EXPECT_TRUE(contains(clean.out, "the broadcast's")) << clean.out;
+  EXPECT_TRUE(contains(clean.out, "the protocol's own (realm_collective_broadcast)")) << clean.out;
 
   const std::string prefix = path("bc").string();
   const CliRun bug = run("check " + quoted(kModelBroadcast) +

@@ -16,7 +16,7 @@ inline Scenario broadcast_scenario(uint32_t nodes, uint32_t gpus, uint64_t bytes
   s.source_path = "<test>";
   s.seed = 5;
   s.payload = payload;
-  s.protocol = "realm_collective_broadcast";
+  s.protocol = protocol_config("realm_collective_broadcast");
   s.cluster.nodes = nodes;
   s.cluster.gpus_per_node = gpus;
   BroadcastWorkload w;

@@ -10,6 +10,7 @@
 #include "core/collectives/planted_collective_bug.h"
 #include "model/explorer.h"
 #include "scenario/scenario_loader.h"
+#include "core/collectives/realm_broadcast_protocol.h"
 
 namespace tensorwire::model {
 namespace {
@@ -39,7 +40,7 @@ max_chunk = "4KiB"
 
 Scenario broadcast(PlantedCollectiveBug bug = PlantedCollectiveBug::kNone) {
   Scenario s = load_scenario_string(kBroadcast, "model_broadcast.toml");
-  s.broadcast->planted_bug = bug;
+  collectives::options_of(s.protocol.options).planted_bug = bug;
   return s;
 }
 

@@ -7,6 +7,7 @@
 
 #include "model/explorer.h"
 #include "scenario/scenario_loader.h"
+#include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
 
 namespace tensorwire::model {
 namespace {
@@ -58,7 +59,7 @@ class BugZoo : public ::testing::TestWithParam<ZooCase> {};
 TEST_P(BugZoo, TheCheckerFindsThePlantedBug) {
   const ZooCase& c = GetParam();
   Scenario s = load_scenario_string(kZooScenario, "zoo.toml");
-  s.tf_verbs.planted_bug = c.bug;
+  tf_verbs::options_of(s.protocol.options).planted_bug = c.bug;
   CheckOptions o;
   o.strategy = c.strategy;
   o.max_schedules = c.max_schedules;
@@ -121,7 +122,7 @@ step = 2
 tensor = "a"
 shape = [1024]
 )", "shrink.toml");
-  s.tf_verbs.planted_bug = PlantedBug::kStaleReRequestAddress;
+  tf_verbs::options_of(s.protocol.options).planted_bug = PlantedBug::kStaleReRequestAddress;
   CheckOptions o;
   o.strategy = CheckStrategy::kDfs;
   o.max_schedules = 10;
@@ -132,7 +133,7 @@ shape = [1024]
             std::string::npos)
       << r.counterexample->problems[0];
   // Without the bug, the same scenario passes.
-  s.tf_verbs.planted_bug = PlantedBug::kNone;
+  tf_verbs::options_of(s.protocol.options).planted_bug = PlantedBug::kNone;
   EXPECT_EQ(check(s, o).outcome, CheckOutcome::kNothingFound);
 }
 

@@ -131,12 +131,14 @@ TEST(Explorer, ReportsTheStateMachineTransitionsItCovered) {
   o.max_schedules = 20;
   CheckReport r = check(tiny(), o);
   // Two steps x one tensor x 20 executions: each request goes Idle -> Requested.
-  EXPECT_EQ(r.transitions.request_transitions[0][1], 40u);
-  EXPECT_NE(covered_request_transitions(r.transitions).find("Idle->Requested (40)"), std::string::npos)
-      << covered_request_transitions(r.transitions);
-  EXPECT_NE(covered_response_transitions(r.transitions).find("->Writing"), std::string::npos)
-      << covered_response_transitions(r.transitions);
-  EXPECT_EQ(covered_request_transitions(tf_verbs::RendezvousStats{}), "none");
+  ASSERT_EQ(r.transitions.size(), 2u);
+  EXPECT_EQ(r.transitions[0].machine(), "RdmaTensorRequest");
+  EXPECT_EQ(r.transitions[0].taken(0, 1), 40u);
+  const std::string covered = covered_transitions(r.transitions);
+  EXPECT_NE(covered.find("RdmaTensorRequest: Idle->Requested (40)"), std::string::npos) << covered;
+  EXPECT_NE(covered.find("\nRdmaTensorResponse: "), std::string::npos) << covered;
+  EXPECT_NE(covered.find("->Writing"), std::string::npos) << covered;
+  EXPECT_EQ(covered_transitions({}), "none");
 }
 
 TEST(Explorer, AnInjectedRegistrationFailureFailsARecvWithTheReason) {

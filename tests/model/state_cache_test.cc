@@ -42,8 +42,11 @@ using Signature = std::pair<std::vector<uint64_t>, std::vector<std::string>>;
 
 Signature signature_of(const Execution& e) {
   Signature s;
-  for (const auto& row : e.transitions.request_transitions) s.first.insert(s.first.end(), row.begin(), row.end());
-  for (const auto& row : e.transitions.response_transitions) s.first.insert(s.first.end(), row.begin(), row.end());
+  for (const TransitionTable& t : e.transitions) {
+    for (size_t from = 0; from < t.state_count(); ++from) {
+      for (size_t to = 0; to < t.state_count(); ++to) s.first.push_back(t.taken(from, to));
+    }
+  }
   s.second = e.problems;
   return s;
 }

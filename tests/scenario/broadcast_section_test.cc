@@ -31,7 +31,7 @@ std::string error_of(const std::string& text) { return testing::scenario_error_o
 TEST(BroadcastSection, ShippedBroadcastScenariosLoad) {
   Scenario big = load_scenario_file(kRoot + "/scenarios/broadcast_8x4.toml");
   ASSERT_TRUE(big.broadcast);
-  EXPECT_EQ(big.protocol, "realm_collective_broadcast");
+  EXPECT_EQ(big.protocol.name, "realm_collective_broadcast");
   EXPECT_FALSE(big.description.empty());
   EXPECT_EQ(big.broadcast->bytes, 1ull << 30);
   EXPECT_EQ(big.broadcast->destinations.size(), 32u);

@@ -32,6 +32,25 @@ name = "a"
 src = 0
 )";
 
+const std::string kValid = kHead + "dst = 1\n";
+
+TEST(ScenarioErrors, ProtocolOptionsAreReadFromTheProtocolsOwnTable) {
+  expect_error(std::string("[protocol.tf_verbs_zero_copy]\ncontrol_ring_size = 0\n") + kValid,
+               {"t.toml:2:", "protocol.tf_verbs_zero_copy.control_ring_size"});
+  // Options of the protocol in [protocol] itself: where they belong now.
+  expect_error(std::string("[protocol]\ncontrol_ring_size = 8\n") + kValid,
+               {"t.toml:2:", "protocol.control_ring_size", "[protocol.tf_verbs_zero_copy]"});
+  // A protocol's table is checked whichever protocol runs.
+  expect_error(std::string("[protocol.tf_verbs_zero_copy]\nring = 8\n") + kValid,
+               {"t.toml:2:", "protocol.tf_verbs_zero_copy.ring: unknown key"});
+  expect_error(std::string("[protocol.realm_collective_broadcast]\nx = 1\n") + kValid,
+               {"protocol.realm_collective_broadcast", "takes no options"});
+  expect_error(std::string("[protocol]\nname = \"mpi\"\n") + kValid,
+               {"t.toml:2:8: protocol.name", "not available", "\"tf_verbs_zero_copy\""});
+  expect_error(std::string("[protocol]\nname = \"realm_collective_broadcast\"\n") + kValid,
+               {"protocol.name", "does not run workload kind \"tensors\""});
+}
+
 TEST(ScenarioErrors, TheBaseTextIsValid) {
   EXPECT_NO_THROW(load_scenario_string(kHead + "dst = 1\n", "t.toml"));
 }
@@ -77,7 +96,8 @@ TEST(ScenarioErrors, OutOfRangeValues) {
   expect_error("[cluster]\nrnr_retry_count = 8\n", {"t.toml:2:19: cluster.rnr_retry_count:"});
   expect_error("[cluster]\nsend_queue_depth = 0\n", {"cluster.send_queue_depth: 0 is out"});
   expect_error("seed = -5\n", {"t.toml:1:8: seed: -5 is out of range"});
-  expect_error("[protocol]\ncontrol_ring_size = 0\n", {"t.toml:2:", "protocol.control_ring_size"});
+  // (The protocol is read once the workload's kind is known: kHead follows.)
+
   expect_error("[cluster]\nnic_bandwidth = \"1bps\"\n",
                {"t.toml:2:17: cluster.nic_bandwidth: '1bps' is out of range"});
   expect_error("[cluster]\nnic_latency = \"2h\"\n", {"t.toml:2:15: cluster.nic_latency:"});
@@ -221,7 +241,7 @@ TEST(ScenarioErrors, MissingSectionsAndKinds) {
 }
 
 TEST(ScenarioErrors, UnknownProtocol) {
-  expect_error("[protocol]\nname = \"mvapich2_rendezvous\"\n",
+  expect_error("[protocol]\nname = \"mvapich2_rendezvous\"\n" + kValid,
                {"t.toml:2:8: protocol.name: protocol 'mvapich2_rendezvous' is not available",
                 "tf_verbs_zero_copy"});
 }

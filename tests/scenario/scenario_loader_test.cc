@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
 
 namespace tensorwire {
 namespace {
@@ -32,7 +33,7 @@ TEST_P(ShippedScenario, LoadsAndFitsItsCluster) {
   Scenario s = load_scenario_file(kRoot + "/scenarios/" + GetParam());
   EXPECT_FALSE(s.name.empty());
   EXPECT_FALSE(s.description.empty());
-  EXPECT_EQ(s.protocol, "tf_verbs_zero_copy");
+  EXPECT_EQ(s.protocol.name, "tf_verbs_zero_copy");
   ASSERT_FALSE(s.workload.steps.empty());
   uint64_t previous_step_id = 0;
   for (const auto& step : s.workload.steps) {
@@ -103,7 +104,7 @@ TEST(Loader, DefaultsForEverythingOptional) {
   sim::SimClusterConfig defaults;
   EXPECT_EQ(s.cluster.nodes, defaults.nodes);
   EXPECT_EQ(s.cluster.send_queue_depth, defaults.send_queue_depth);
-  EXPECT_EQ(s.tf_verbs.control_ring_size, tf_verbs::TfVerbsOptions{}.control_ring_size);
+  EXPECT_EQ(tf_verbs::options_of(s.protocol.options).control_ring_size, tf_verbs::TfVerbsOptions{}.control_ring_size);
   const TensorTransfer& t = transfer(s, 0, "x");
   EXPECT_EQ(t.dtype, DataType::kFloat32);
   EXPECT_TRUE(t.shape.dims.empty());  // a scalar
@@ -136,6 +137,7 @@ rnr_delay = "20us"
 rnr_retry_count = 3
 [protocol]
 name = "tf_verbs_zero_copy"
+[protocol.tf_verbs_zero_copy]
 control_ring_size = 8
 request_timeout = "2ms"
 [workload]
@@ -162,8 +164,8 @@ dst_memory = "gpu0"
   EXPECT_EQ(s.cluster.send_queue_depth, 16u);
   EXPECT_EQ(s.cluster.rnr_delay_ns, 20000);
   EXPECT_EQ(s.cluster.rnr_retry_count, 3u);
-  EXPECT_EQ(s.tf_verbs.control_ring_size, 8u);
-  EXPECT_EQ(s.tf_verbs.request_timeout_ns, 2000000);
+  EXPECT_EQ(tf_verbs::options_of(s.protocol.options).control_ring_size, 8u);
+  EXPECT_EQ(tf_verbs::options_of(s.protocol.options).request_timeout_ns, 2000000);
   EXPECT_EQ(transfer(s, 0, "x").dst_kind, MemoryKind::kDeviceNoGpuDirect);
 }
 

@@ -53,7 +53,8 @@ TEST(RankOutcome, RoundTripsAndMergesIntoEveryTransferOfTheStep) {
   std::vector<RankOutcome> parts;
   for (RankId r = 0; r < 2; ++r) {
     RankOutcome o = rank_outcome_of(r, one_step(r), {100});
-    o.protocol.tensor_requests_sent = 1;
+    o.protocol = {{"tensor_requests", CounterRole::kControlMessage, 1 + r},
+                  {"stale_messages", CounterRole::kProblem, 0}};
     o.transport.sends = 2;
     Result<RankOutcome> back = decode_rank_outcome(encode_rank_outcome(o), r);
     ASSERT_TRUE(back.is_ok()) << back.status().to_string();
@@ -68,7 +69,12 @@ TEST(RankOutcome, RoundTripsAndMergesIntoEveryTransferOfTheStep) {
   EXPECT_EQ(m.step_wire_bytes, std::vector<uint64_t>{200});
   EXPECT_EQ(m.measured_step_ns[0], 200);
   EXPECT_EQ(m.measured_transfer_ns[0][1], 100);
-  EXPECT_EQ(m.protocol_stats.size(), 2u);
+  ASSERT_EQ(m.protocol_counters.size(), 2u);
+  ASSERT_EQ(m.protocol_counters[1].size(), 2u);
+  EXPECT_EQ(m.protocol_counters[1][0].name, "tensor_requests");
+  EXPECT_EQ(m.protocol_counters[1][0].role, CounterRole::kControlMessage);
+  EXPECT_EQ(m.protocol_counters[1][0].value, 2u);
+  EXPECT_EQ(m.protocol_counters[1][1].role, CounterRole::kProblem);
   EXPECT_EQ(m.rank_stats[1].sends, 2u);
 }
 
@@ -102,6 +108,19 @@ TEST(RankOutcome, MalformedOrLyingPartsAreErrorsNamingTheRank) {
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 8, "\"code\":99");
   EXPECT_FALSE(decode_rank_outcome(text, 1).is_ok());
+  // Protocol counters that are not [name, role, value].
+  for (const std::string& counters :
+       {std::string("{}"), std::string("[[\"a\", \"nonsense_role\", 1]]"),
+        std::string("[[\"a\", \"other\", -1]]"), std::string("[[\"\", \"other\", 1]]"),
+        std::string("[[\"a\", \"other\"]]")}) {
+    std::string t = encode_rank_outcome(o);
+    const size_t p = t.find("\"protocol\":[]");
+    ASSERT_NE(p, std::string::npos) << t;
+    t.replace(p, 13, "\"protocol\":" + counters);
+    Result<RankOutcome> r = decode_rank_outcome(t, 1);
+    ASSERT_FALSE(r.is_ok()) << counters;
+    EXPECT_NE(r.status().message().find("rank 1"), std::string::npos);
+  }
   // A rank reporting a transfer that another rank receives.
   RankOutcome liar = rank_outcome_of(0, one_step(0), {1});
   liar.steps[0].recvs[0].second.dst = 1;

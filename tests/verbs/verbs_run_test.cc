@@ -28,6 +28,7 @@
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
 #include "tests/verbs/verbs_cluster.h"
+#include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
 
 namespace tensorwire {
 namespace {
@@ -430,7 +431,7 @@ TEST(VerbsRun, AWriteToAStaleRkeyThroughTheProtocolIsARemoteAccessError) {
   // registration the receiver has given up. On hardware that is a remote
   // access error, and the Recvs on that queue pair fail with it.
   Scenario scenario = load("scenarios/meta_data_change.toml");
-  scenario.tf_verbs.planted_bug = tf_verbs::PlantedBug::kStaleReRequestAddress;
+  tf_verbs::options_of(scenario.protocol.options).planted_bug = tf_verbs::PlantedBug::kStaleReRequestAddress;
   std::vector<Result<VerbsRunReport>> results = run_ranks(
       scenario, 3, [](RankId, VerbsRunOptions& o) { o.phase_timeout = milliseconds(20000); });
   bool remote_access_error = false;

@@ -16,6 +16,7 @@
 #include "core/workload/workload_driver.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
+#include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
 
 namespace tensorwire {
 namespace {
@@ -79,7 +80,8 @@ OneRankRun run_one_driver_per_rank(const Scenario& scenario, Status barrier_outc
   std::vector<std::unique_ptr<WorkloadDriver>> drivers;
   for (RankId r = 0; r < world; ++r) {
     RankEnv env = simulator.env(r);
-    rdv.push_back(std::make_unique<tf_verbs::RdmaRendezvous>(env, scenario.tf_verbs));
+    rdv.push_back(std::make_unique<tf_verbs::RdmaRendezvous>(
+        env, tf_verbs::options_of(scenario.protocol.options)));
     EXPECT_TRUE(rdv.back()->start().is_ok());
     gates.push_back(std::make_unique<SimulatedBarrier::Gate>(barrier, r, env.clock));
   }

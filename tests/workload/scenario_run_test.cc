@@ -8,6 +8,7 @@
 #include "core/trace_sink.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
+#include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
 
 namespace tensorwire {
 namespace {
@@ -154,7 +155,7 @@ TEST(TimingOnly, TheLargestControlRingStillCarriesMessages) {
   // The ring of one channel is one registered allocation; timing-only mode
   // must still give it bytes at the largest ring size the loader accepts.
   Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");
-  scenario.tf_verbs.control_ring_size = 4096;
+  tf_verbs::options_of(scenario.protocol.options).control_ring_size = 4096;
   SimulationOptions timing;
   timing.timing_only = true;
   NullTraceSink trace;

@@ -4,7 +4,9 @@
 // completion handler that dispatches every completion by wr_id and opcode.
 #include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
 
+#include <array>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -688,16 +690,113 @@ void RdmaRendezvous::release(const Tensor& tensor) { impl_->release(tensor); }
 std::optional<Buffer> RdmaRendezvous::destination_of(uint32_t request_index) const {
   return impl_->destination_of(request_index);
 }
+namespace {
+
+constexpr const char* kRequestStateNames[] = {"Idle",     "Requested", "ReRequested",
+                                              "Copying",  "Withdrawn", "Finished"};
+constexpr const char* kResponseStateNames[] = {"WaitingForSend", "Preparing", "WaitingReRequest",
+                                               "Writing", "Finished"};
+static_assert(std::size(kRequestStateNames) == RendezvousStats::kRequestStates);
+static_assert(std::size(kResponseStateNames) == RendezvousStats::kResponseStates);
+
+using RequestTable = std::array<std::array<bool, RendezvousStats::kRequestStates>,
+                                RendezvousStats::kRequestStates>;
+using ResponseTable = std::array<std::array<bool, RendezvousStats::kResponseStates>,
+                                 RendezvousStats::kResponseStates>;
+
+// RdmaTensorRequest: Idle -> Requested (TENSOR_REQUEST sent) -> ReRequested
+// (META_DATA_UPDATE answered) -> Copying (content in the host proxy) ->
+// Finished; a Recv that fails while waiting withdraws its request and waits
+// for the peer's confirmation. Any live state may finish at once on an error.
+constexpr RequestTable kRequestTransitions = {{
+    //  Idle   Req    ReReq  Copy   Withdr Fin
+    {{false, true, false, false, false, true}},   // Idle
+    {{false, false, true, true, true, true}},     // Requested
+    {{false, false, false, true, true, true}},    // ReRequested
+    {{false, false, false, false, false, true}},  // Copying
+    {{false, false, false, false, false, true}},  // Withdrawn
+    {{false, false, false, false, false, false}}, // Finished
+}};
+
+// RdmaTensorResponse: parked until Send, then a clone or staging copy
+// (Preparing), then either the write (direct) or META_DATA_UPDATE and a wait
+// for the re-request; Finished when the write completes or it is destroyed.
+constexpr ResponseTable kResponseTransitions = {{
+    //  WaitSend Prep   WaitRe Writing Fin
+    {{false, true, true, true, true}},     // WaitingForSend
+    {{false, false, true, true, true}},    // Preparing
+    {{false, false, false, true, true}},   // WaitingReRequest
+    {{false, false, false, false, true}},  // Writing
+    {{false, false, false, false, false}}, // Finished
+}};
+
+template <size_t N>
+TransitionTable table_of(std::string machine, const char* const (&names)[N],
+                         const std::array<std::array<bool, N>, N>& allowed,
+                         const std::array<std::array<uint64_t, N>, N>& taken) {
+  TransitionTable t(std::move(machine), std::vector<std::string>(std::begin(names), std::end(names)));
+  for (size_t from = 0; from < N; ++from) {
+    for (size_t to = 0; to < N; ++to) {
+      if (allowed[from][to]) t.allow(from, to);
+      if (taken[from][to] != 0) t.count(from, to, taken[from][to]);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
 const char* request_state_name(size_t state) {
-  static const char* const kNames[] = {"Idle", "Requested", "ReRequested", "Copying", "Withdrawn",
-                                       "Finished"};
-  return state < std::size(kNames) ? kNames[state] : "?";
+  return state < std::size(kRequestStateNames) ? kRequestStateNames[state] : "?";
 }
 
 const char* response_state_name(size_t state) {
-  static const char* const kNames[] = {"WaitingForSend", "Preparing", "WaitingReRequest", "Writing",
-                                       "Finished"};
-  return state < std::size(kNames) ? kNames[state] : "?";
+  return state < std::size(kResponseStateNames) ? kResponseStateNames[state] : "?";
+}
+
+bool request_transition_allowed(size_t from, size_t to) {
+  return from < RendezvousStats::kRequestStates && to < RendezvousStats::kRequestStates &&
+         kRequestTransitions[from][to];
+}
+
+bool response_transition_allowed(size_t from, size_t to) {
+  return from < RendezvousStats::kResponseStates && to < RendezvousStats::kResponseStates &&
+         kResponseTransitions[from][to];
+}
+
+size_t RdmaRendezvous::outstanding_work() const {
+  return impl_->outstanding_requests() + impl_->pending_responses();
+}
+
+ProtocolCounters RdmaRendezvous::counters() const {
+  const RendezvousStats& s = impl_->stats_view();
+  using R = CounterRole;
+  // The names are the results JSON's keys since the first release.
+  return {
+      {"tensor_requests", R::kControlMessage, s.tensor_requests_sent},
+      {"meta_data_updates", R::kControlMessage, s.meta_data_updates_sent},
+      {"re_requests", R::kControlMessage, s.re_requests_sent},
+      {"error_statuses", R::kControlMessage, s.error_statuses_sent},
+      {"content_writes", R::kContentTransfer, s.content_writes},
+      {"recvs_completed", R::kOther, s.recvs_completed},
+      {"recvs_failed", R::kOther, s.recvs_failed},
+      {"cpu_copies", R::kCopy, s.cpu_copies},
+      {"device_copies", R::kCopy, s.device_copies},
+      {"registrations", R::kRegistration, s.registrations},
+      {"malformed_messages", R::kProblem, s.malformed_messages},
+      {"protocol_errors", R::kProblem, s.protocol_errors},
+      {"stale_messages", R::kProblem, s.stale_messages},
+      {"unknown_completions", R::kProblem, s.unknown_completions},
+      {"channel_failures", R::kProblem, s.channel_failures},
+  };
+}
+
+std::vector<TransitionTable> RdmaRendezvous::transition_tables() const {
+  const RendezvousStats& s = impl_->stats_view();
+  return {table_of("RdmaTensorRequest", kRequestStateNames, kRequestTransitions,
+                   s.request_transitions),
+          table_of("RdmaTensorResponse", kResponseStateNames, kResponseTransitions,
+                   s.response_transitions)};
 }
 
 size_t RdmaRendezvous::outstanding_requests() const { return impl_->outstanding_requests(); }

@@ -17,24 +17,16 @@
 
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_options.h"
 #include "core/rank_env.h"
+#include "core/rendezvous.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
 namespace tensorwire::tf_verbs {
 
-// Where the receiver wants the result tensor (TensorFlow's recv device and
-// allocator attributes).
-struct RecvArgs {
-  MemoryKind dst_kind = MemoryKind::kHostPinned;
-  uint32_t dst_device = 0;
-};
-
-// Status ok: `tensor` holds the received tensor (its buffer belongs to the
-// caller until it calls release()). Otherwise the reason the Recv failed.
-using RecvDone = std::function<void(Status status, Tensor tensor)>;
-// Runs once the sender no longer needs the sent tensor's memory (every
-// response for it destroyed, or the step aborted). May be empty.
-using SendDone = std::function<void(Status status)>;
+// The seam's types, by the names this protocol's code has always used.
+using ::tensorwire::RecvArgs;
+using ::tensorwire::RecvDone;
+using ::tensorwire::SendDone;
 
 struct RendezvousStats {
   uint64_t tensor_requests_sent = 0;      // TENSOR_REQUEST
@@ -65,8 +57,12 @@ struct RendezvousStats {
 // Names of the states counted in RendezvousStats' transition tables.
 const char* request_state_name(size_t state);
 const char* response_state_name(size_t state);
+// The transitions RdmaTensorRequest and RdmaTensorResponse may take
+// ([from][to]); set_state asserts every transition against them.
+bool request_transition_allowed(size_t from, size_t to);
+bool response_transition_allowed(size_t from, size_t to);
 
-class RdmaRendezvous {
+class RdmaRendezvous final : public Rendezvous {
  public:
   RdmaRendezvous(RankEnv env, TfVerbsOptions options);
   ~RdmaRendezvous();
@@ -75,23 +71,25 @@ class RdmaRendezvous {
 
   // Registers the control-message rings and posts their receives for every
   // peer, and takes over the NIC's completion handler. Call once, first.
-  Status start();
+  Status start() override;
 
-  Status send(std::string_view name, uint64_t step_id, Tensor tensor, SendDone done = {});
-  void recv(RankId src, std::string_view name, uint64_t step_id, RecvArgs args, RecvDone done);
+  Status send(std::string_view name, uint64_t step_id, Tensor tensor,
+              SendDone done = {}) override;
+  void recv(RankId src, std::string_view name, uint64_t step_id, RecvArgs args,
+            RecvDone done) override;
 
   // Fails every pending Recv and Send of the step with `why`; later requests
   // from peers for the step are answered with ERROR_STATUS.
-  void abort_step(uint64_t step_id, Status why);
+  void abort_step(uint64_t step_id, Status why) override;
 
   // The application could not produce (name, step_id) (its Send failed
   // locally): the peer's Recv for it, parked here now or arriving later, is
   // answered with ERROR_STATUS carrying `why`, instead of waiting forever.
   // An error when the tensor was already sent.
-  Status fail_send(std::string_view name, uint64_t step_id, Status why);
+  Status fail_send(std::string_view name, uint64_t step_id, Status why) override;
 
   // Give a received tensor's memory back (it may be reused for later Recvs).
-  void release(const Tensor& tensor);
+  void release(const Tensor& tensor) override;
 
   // The buffer an outstanding request currently asks its peer to write into
   // (result tensor, host proxy or proto buffer); nullopt when request_index
@@ -105,7 +103,11 @@ class RdmaRendezvous {
   // A hash of everything the protocol keeps (tables, cache, pool, channels),
   // equal for equal states whatever order of events led to them: for model
   // checkers' state caches.
-  uint64_t state_digest() const;
+  uint64_t state_digest() const override;
+  // outstanding_requests() + pending_responses().
+  size_t outstanding_work() const override;
+  ProtocolCounters counters() const override;
+  std::vector<TransitionTable> transition_tables() const override;
 
   const RendezvousStats& stats() const;
 

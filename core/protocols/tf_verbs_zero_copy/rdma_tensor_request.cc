@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/assert.h"
 #include "core/wire/tensor_proto.h"
 
 namespace tensorwire::tf_verbs {
@@ -408,7 +409,10 @@ void RdmaTensorRequest::finish(bool discard) {
 namespace tensorwire::tf_verbs {
 
 void RdmaTensorRequest::set_state(State next) {
-  env_.stats().request_transitions[static_cast<size_t>(state_)][static_cast<size_t>(next)] += 1;
+  const size_t from = static_cast<size_t>(state_);
+  const size_t to = static_cast<size_t>(next);
+  TW_ASSERT_MSG(request_transition_allowed(from, to), "a transition outside the state machine's table");
+  env_.stats().request_transitions[from][to] += 1;
   state_ = next;
 }
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/assert.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
 #include "core/wire/tensor_proto.h"
 
@@ -324,7 +325,10 @@ void RdmaTensorResponse::send_meta_data_update() {
 namespace tensorwire::tf_verbs {
 
 void RdmaTensorResponse::set_state(State next) {
-  env_.stats().response_transitions[static_cast<size_t>(state_)][static_cast<size_t>(next)] += 1;
+  const size_t from = static_cast<size_t>(state_);
+  const size_t to = static_cast<size_t>(next);
+  TW_ASSERT_MSG(response_transition_allowed(from, to), "a transition outside the state machine's table");
+  env_.stats().response_transitions[from][to] += 1;
   state_ = next;
 }
 

@@ -1,4 +1,5 @@
-// Options of the zero-copy verbs protocol, set from a scenario's [protocol] table.
+// Options of the zero-copy verbs protocol, set from a scenario's
+// [protocol.tf_verbs_zero_copy] table.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,11 @@ inline constexpr PlantedBug kPlantedBugs[] = {
     PlantedBug::kReuseRequestIndex,     PlantedBug::kFreeProxyBeforeCopy,
     PlantedBug::kNoReallocOnSizeChange, PlantedBug::kDestroyResponseEarly,
     PlantedBug::kUnregisteredSource};
+
+// The most control_ring_size a scenario may ask for: the simulator's
+// timing-only mode gives bytes to buffers up to 8 MiB, which holds a ring this
+// size of the largest control message.
+inline constexpr int64_t kMaxControlRingSize = 4096;
 
 struct TfVerbsOptions {
   // Receive buffers pre-posted per peer for control messages and write-with-imm
