@@ -150,6 +150,30 @@ TEST(Layering, ModelAndReportKnowNoRealBackend) {
 }
 
 // The checker must itself catch a violation, or the tests above prove nothing.
+// The protocol seam: above core/protocols/ a point-to-point protocol is a
+// Rendezvous from the registry, never named. (Its folder, the registry and
+// its own tests name it.)
+const std::vector<std::string> kPointToPointProtocolNames = {
+    R"(tf_verbs|RdmaRendezvous|TfVerbs|RdmaTensorRequest|RdmaTensorResponse)"};
+
+TEST(Layering, NoPointToPointProtocolIsNamedOutsideItsFolderAndTheRegistry) {
+  std::vector<Violation> v;
+  for (const char* dir : {"apps", "runner", "report", "model", "scenario", "backend_sim",
+                          "backend_verbs", "core/workload", "core/wire", "core/collectives"}) {
+    for (Violation& x : find(dir, kPointToPointProtocolNames)) v.push_back(std::move(x));
+  }
+  // core/'s own files (the seam itself) name none either.
+  for (const auto& file : sources_under("core")) {
+    if (file.parent_path() != kRoot / "core") continue;
+    if (std::regex_search(strip_comments(read_file(file)),
+                          std::regex(kPointToPointProtocolNames[0]))) {
+      v.push_back({fs::relative(file, kRoot), kPointToPointProtocolNames[0]});
+    }
+  }
+  EXPECT_TRUE(v.empty()) << "only core/protocols/ and the registry name a protocol:\n"
+                         << describe(v);
+}
+
 TEST(Layering, CheckerFlagsAPlantedViolation) {
   std::string code = strip_comments("// std::thread in a comment is fine\nauto t = std::chrono::steady_clock::now();\n");
   EXPECT_TRUE(std::regex_search(code, std::regex(kNondeterminism[0])));
