@@ -157,7 +157,7 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
   }
   check->add_option("--plant-bug", args.plant_bug,
                     "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it (" +
-                        owners.substr(2) + ")")
+                        (owners.empty() ? std::string("none") : owners.substr(2)) + ")")
       ->check(CLI::IsMember(bugs))
       ->type_name("NAME");
   return check;
