@@ -329,7 +329,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
                                                 wr.opcode == WorkOpcode::kRdmaWriteWithImm,
                                                 wr.imm_data);
     }
-    SimStats& s = context_.stats[sender];
+    TransportStats& s = context_.stats[sender];
     s.bytes_on_wire_tx += length;
     if (wr.opcode == WorkOpcode::kSend) s.sends += 1;
     if (wr.opcode == WorkOpcode::kRdmaWrite) s.rdma_writes += 1;

@@ -13,7 +13,7 @@
 #include "backend_sim/event_queue.h"
 #include "backend_sim/sim_config.h"
 #include "backend_sim/sim_observer.h"
-#include "backend_sim/sim_stats.h"
+#include "core/transport_stats.h"
 #include "core/trace_sink.h"
 
 namespace tensorwire::sim {
@@ -26,18 +26,18 @@ inline TimeNs transfer_time_ns(double bytes, double bytes_per_s) {
 }
 
 struct SimContext {
-  SimContext(SimClusterConfig c, SimOptions o, TraceSink& t, bool tracing_on)
+  SimContext(Cluster c, SimOptions o, TraceSink& t, bool tracing_on)
       : cluster(std::move(c)), options(o), trace(t), tracing(tracing_on),
         stats(cluster.nodes), cpu_free_ns(cluster.nodes, 0), crashed(cluster.nodes, false),
         failing_registrations(cluster.nodes, 0) {}
 
-  SimClusterConfig cluster;
+  Cluster cluster;
   SimOptions options;
   EventQueue events;
   TraceSink& trace;
   bool tracing;  // false with a NullTraceSink: skip building trace strings
   SimObserver* observer = nullptr;
-  std::vector<SimStats> stats;        // per rank
+  std::vector<TransportStats> stats;        // per rank
   // A rank's CPU is busy with registrations and memcpys until this time; work
   // it posts meanwhile starts when the CPU is free again.
   std::vector<TimeNs> cpu_free_ns;

@@ -22,7 +22,7 @@ namespace {
 
 // A configuration the simulator cannot run is a programming error of the
 // caller (the scenario loader validates files before this point).
-void validate(const SimClusterConfig& c) {
+void validate(const Cluster& c) {
   auto fail = [](const std::string& what) {
     throw std::invalid_argument("simulated cluster: " + what);
   };
@@ -50,7 +50,7 @@ void validate(const SimClusterConfig& c) {
 
 class Simulator::Impl {
  public:
-  Impl(SimClusterConfig cluster, SimOptions options, TraceSink& trace)
+  Impl(Cluster cluster, SimOptions options, TraceSink& trace)
       : context((validate(cluster), std::move(cluster)), options, trace,
                 dynamic_cast<NullTraceSink*>(&trace) == nullptr) {
     const uint32_t n = context.cluster.nodes;
@@ -79,7 +79,7 @@ class Simulator::Impl {
   std::vector<std::unique_ptr<SimCopyEngine>> copy_engines;
 };
 
-Simulator::Simulator(SimClusterConfig cluster, SimOptions options, TraceSink& trace)
+Simulator::Simulator(Cluster cluster, SimOptions options, TraceSink& trace)
     : impl_(std::make_unique<Impl>(std::move(cluster), options, trace)) {}
 
 Simulator::~Simulator() = default;
@@ -110,11 +110,11 @@ void Simulator::run_until(TimeNs t) {
 bool Simulator::idle() const { return impl_->context.events.empty(); }
 uint64_t Simulator::events_processed() const { return impl_->context.events.processed(); }
 
-const SimStats& Simulator::stats(RankId r) const { return impl_->context.stats.at(r); }
+const TransportStats& Simulator::stats(RankId r) const { return impl_->context.stats.at(r); }
 
-SimStats Simulator::total_stats() const {
-  SimStats total;
-  for (const SimStats& s : impl_->context.stats) total += s;
+TransportStats Simulator::total_stats() const {
+  TransportStats total;
+  for (const TransportStats& s : impl_->context.stats) total += s;
   return total;
 }
 

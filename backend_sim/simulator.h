@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "backend_sim/sim_config.h"
-#include "backend_sim/sim_stats.h"
+#include "core/transport_stats.h"
 #include "core/rank_env.h"
 #include "core/trace_sink.h"
 
@@ -19,7 +19,7 @@ class SimObserver;    // backend_sim/sim_observer.h
 
 class Simulator {
  public:
-  Simulator(SimClusterConfig cluster, SimOptions options, TraceSink& trace);
+  Simulator(Cluster cluster, SimOptions options, TraceSink& trace);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
@@ -39,8 +39,8 @@ class Simulator {
   uint64_t events_processed() const;
 
   // Per-rank and whole-cluster counters.
-  const SimStats& stats(RankId r) const;
-  SimStats total_stats() const;
+  const TransportStats& stats(RankId r) const;
+  TransportStats total_stats() const;
 
   // Faults (simulator-only API).
   void crash_rank(RankId r);                  // peers' QPs to it go to error

@@ -1,6 +1,6 @@
 // A Nic that forwards to another and counts what went through it: the
 // transport counters a run reports (the simulator counts the same things in
-// its SimStats). Bytes are counted when a post is accepted, since verbs report
+// its TransportStats). Bytes are counted when a post is accepted, since verbs report
 // no byte count for a sender's completion; a post later flushed by an error
 // is still counted. RDMA reads count the bytes they asked for.
 #pragma once

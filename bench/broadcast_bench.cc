@@ -17,7 +17,7 @@ namespace {
 using collectives::MemoryId;
 
 void BM_PlanBroadcast1024GpusOn256Nodes(benchmark::State& state) {
-  collectives::TopologySpec spec;
+  Cluster spec;
   spec.nodes = 256;
   spec.gpus_per_node = 4;
   // Mixed GPUDirect, so paths stage through host IB buffers on half the GPUs.

@@ -21,7 +21,7 @@ void BM_SimulatorEventLoop(benchmark::State& state) {
   const int64_t writes = state.range(0);
   uint64_t events = 0;
   for (auto _ : state) {
-    sim::SimClusterConfig cluster;
+    Cluster cluster;
     cluster.nodes = 2;
     sim::SimOptions options;
     options.payload = false;

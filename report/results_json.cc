@@ -9,7 +9,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json transport_json(const sim::SimStats& s) {
+Json transport_json(const TransportStats& s) {
   Json j;
   j["bytes_on_wire"] = s.bytes_on_wire_tx;
   j["sends"] = s.sends;

@@ -104,7 +104,7 @@ std::string summary_text(const SimulationReport& report, const SummaryOptions& o
   }
   out += "\n";
 
-  const sim::SimStats& t = report.total_stats;
+  const TransportStats& t = report.total_stats;
   const ProtocolCounters p = total_protocol_counters(report);
   const uint64_t tensors = tensors_transferred(report);
   std::array<char, 32> ratio{};

@@ -28,7 +28,7 @@ Result<collectives::TransferGraph> plan_scenario_broadcast(const Scenario& scena
     return Status(StatusCode::kInvalidArgument, "the scenario's workload is not a broadcast");
   }
   const collectives::BroadcastWorkload& w = *scenario.broadcast;
-  collectives::ClusterTopology topology(topology_spec_of(scenario.cluster));
+  collectives::ClusterTopology topology(scenario.cluster);
   return collectives::plan_broadcast(topology, w.source, w.destinations, w.bytes, w.options);
 }
 
@@ -48,7 +48,7 @@ BroadcastReport run_broadcast(const Scenario& scenario, const SimulationOptions&
   report.options = w.options;
   report.algorithm = collectives::broadcast_algorithm_name(w.options.algorithm);
 
-  collectives::ClusterTopology topology(topology_spec_of(scenario.cluster));
+  collectives::ClusterTopology topology(scenario.cluster);
   Result<collectives::TransferGraph> planned =
       collectives::plan_broadcast(topology, w.source, w.destinations, w.bytes, w.options);
   if (!planned) {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backend_sim/sim_stats.h"
+#include "core/transport_stats.h"
 #include "core/collectives/cluster_topology.h"
 #include "core/collectives/pipelined_bound.h"
 #include "core/collectives/transfer_graph.h"
@@ -54,7 +54,7 @@ struct BroadcastReport {
   uint64_t chunks_issued = 0;
   uint64_t messages_sent = 0;
   std::map<uint32_t, TimeNs> copy_first_busy_ns;  // by copy id
-  sim::SimStats total_stats;
+  TransportStats total_stats;
   std::vector<std::string> problems;
 
   bool passed() const { return problems.empty(); }

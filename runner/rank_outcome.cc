@@ -19,23 +19,23 @@ constexpr size_t kMaxCounterNameBytes = 64;
 
 struct TransportField {
   const char* name;
-  uint64_t sim::SimStats::*field;
+  uint64_t TransportStats::*field;
 };
 constexpr TransportField kTransportFields[] = {
-    {"bytes_on_wire_tx", &sim::SimStats::bytes_on_wire_tx},
-    {"sends", &sim::SimStats::sends},
-    {"rdma_writes", &sim::SimStats::rdma_writes},
-    {"rdma_writes_with_imm", &sim::SimStats::rdma_writes_with_imm},
-    {"rdma_reads", &sim::SimStats::rdma_reads},
-    {"registrations", &sim::SimStats::registrations},
-    {"registered_bytes", &sim::SimStats::registered_bytes},
-    {"deregistrations", &sim::SimStats::deregistrations},
-    {"cpu_copy_bytes", &sim::SimStats::cpu_copy_bytes},
-    {"cpu_copies", &sim::SimStats::cpu_copies},
-    {"copy_engine_bytes", &sim::SimStats::copy_engine_bytes},
-    {"copy_engine_copies", &sim::SimStats::copy_engine_copies},
-    {"rnr_retries", &sim::SimStats::rnr_retries},
-    {"completions_error", &sim::SimStats::completions_error},
+    {"bytes_on_wire_tx", &TransportStats::bytes_on_wire_tx},
+    {"sends", &TransportStats::sends},
+    {"rdma_writes", &TransportStats::rdma_writes},
+    {"rdma_writes_with_imm", &TransportStats::rdma_writes_with_imm},
+    {"rdma_reads", &TransportStats::rdma_reads},
+    {"registrations", &TransportStats::registrations},
+    {"registered_bytes", &TransportStats::registered_bytes},
+    {"deregistrations", &TransportStats::deregistrations},
+    {"cpu_copy_bytes", &TransportStats::cpu_copy_bytes},
+    {"cpu_copies", &TransportStats::cpu_copies},
+    {"copy_engine_bytes", &TransportStats::copy_engine_bytes},
+    {"copy_engine_copies", &TransportStats::copy_engine_copies},
+    {"rnr_retries", &TransportStats::rnr_retries},
+    {"completions_error", &TransportStats::completions_error},
 };
 
 Json transfer_to_json(size_t index, const TransferResult& t) {

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend_sim/sim_stats.h"
+#include "core/transport_stats.h"
 #include "core/protocol_counters.h"
 #include "core/trace_recording.h"
 #include "core/workload/workload_driver.h"
@@ -49,7 +49,7 @@ struct RankOutcome {
   uint64_t recvs_completed_twice = 0;
   std::vector<RankStepOutcome> steps;
   ProtocolCounters protocol;
-  sim::SimStats transport;
+  TransportStats transport;
   std::vector<std::string> problems;  // this rank's own (left pending, NIC errors, ...)
   // This rank's trace events when the run is traced (empty otherwise), on
   // this rank's own clock, and what puts them on the run's one time line.
@@ -71,7 +71,7 @@ struct MergedRun {
   std::vector<uint64_t> step_wire_bytes;  // finished steps, every rank's bytes added up
   std::vector<std::optional<int64_t>> measured_step_ns;
   std::vector<std::vector<std::optional<int64_t>>> measured_transfer_ns;
-  std::vector<sim::SimStats> rank_stats;
+  std::vector<TransportStats> rank_stats;
   std::vector<ProtocolCounters> protocol_counters;
   std::vector<std::string> problems;
 };

@@ -9,7 +9,7 @@
 
 #include "backend_sim/scheduler.h"
 #include "backend_sim/sim_observer.h"
-#include "backend_sim/sim_stats.h"
+#include "core/transport_stats.h"
 #include "core/protocol_counters.h"
 #include "core/rendezvous.h"
 #include "core/state_transitions.h"
@@ -53,8 +53,8 @@ struct SimulationReport {
   TimeNs simulated_end_ns = 0;
   uint64_t events_processed = 0;
   WorkloadResult workload;
-  std::vector<sim::SimStats> rank_stats;
-  sim::SimStats total_stats;
+  std::vector<TransportStats> rank_stats;
+  TransportStats total_stats;
   std::vector<ProtocolCounters> protocol_counters;  // per rank
   // The protocol's state machines' transitions, summed over the ranks.
   std::vector<TransitionTable> transitions;

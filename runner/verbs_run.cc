@@ -27,8 +27,8 @@ std::string memory_field_value(MemoryKind kind, uint32_t device) {
   return is_device(kind) ? "gpu" + std::to_string(device) : memory_kind_name(kind);
 }
 
-sim::SimStats transport_stats(const verbs::VerbsRankEnv& env) {
-  sim::SimStats s;
+TransportStats transport_stats(const verbs::VerbsRankEnv& env) {
+  TransportStats s;
   const verbs::TransportCounters& t = env.transport();
   s.bytes_on_wire_tx = t.bytes_posted;
   s.sends = t.sends;
@@ -400,7 +400,7 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   report.step_wire_bytes = std::move(merged.step_wire_bytes);
   report.rank_stats = std::move(merged.rank_stats);
   report.protocol_counters = std::move(merged.protocol_counters);
-  for (const sim::SimStats& s : report.rank_stats) report.total_stats += s;
+  for (const TransportStats& s : report.rank_stats) report.total_stats += s;
   report.simulated_end_ns = env.clock().now_ns();
   report.events_processed = events;
   out.measured_step_ns = std::move(merged.measured_step_ns);

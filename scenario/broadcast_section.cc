@@ -42,7 +42,7 @@ BroadcastAlgorithm read_algorithm(const TomlTableReader& r) {
 }
 
 std::vector<MemoryId> read_destinations(const TomlTableReader& r,
-                                        const sim::SimClusterConfig& cluster) {
+                                        const Cluster& cluster) {
   const toml::node* node = r.get("destinations");
   if (node == nullptr) r.fail_missing("destinations");
   std::vector<MemoryId> out;
@@ -81,22 +81,7 @@ std::vector<MemoryId> read_destinations(const TomlTableReader& r,
 
 }  // namespace
 
-collectives::TopologySpec topology_spec_of(const sim::SimClusterConfig& c) {
-  collectives::TopologySpec t;
-  t.nodes = c.nodes;
-  t.gpus_per_node = c.gpus_per_node;
-  t.gpu_direct = c.gpu_direct;
-  t.nic_bandwidth_bytes_per_s = c.nic_bandwidth_bytes_per_s;
-  t.nic_latency_ns = c.nic_latency_ns;
-  t.pcie_bandwidth_bytes_per_s = c.pcie_bandwidth_bytes_per_s;
-  t.pcie_latency_ns = c.pcie_latency_ns;
-  t.nvlink_bandwidth_bytes_per_s = c.nvlink_bandwidth_bytes_per_s;
-  t.nvlink_latency_ns = c.nvlink_latency_ns;
-  t.host_memcpy_bandwidth_bytes_per_s = c.host_memcpy_bandwidth_bytes_per_s;
-  return t;
-}
-
-Result<MemoryId> parse_memory_id(std::string_view spec, const sim::SimClusterConfig& cluster) {
+Result<MemoryId> parse_memory_id(std::string_view spec, const Cluster& cluster) {
   const auto bad = [&](const std::string& why) {
     return Status(StatusCode::kInvalidArgument, "'" + std::string(spec) + "': " + why);
   };
@@ -124,7 +109,7 @@ Result<MemoryId> parse_memory_id(std::string_view spec, const sim::SimClusterCon
 
 collectives::BroadcastWorkload parse_broadcast_section(const toml::table& table,
                                                        const std::string& file,
-                                                       const sim::SimClusterConfig& cluster,
+                                                       const Cluster& cluster,
                                                        bool payload) {
   TomlTableReader r(table, "workload", file,
                     {"kind", "bytes", "source", "destinations", "algorithm", "radix_inter",
@@ -154,7 +139,7 @@ collectives::BroadcastWorkload parse_broadcast_section(const toml::table& table,
   }
   // Plan it now, so that a plan the pools cannot hold is an error in the file,
   // and payload mode knows the IB memory it would hold.
-  collectives::ClusterTopology topology(topology_spec_of(cluster));
+  collectives::ClusterTopology topology(cluster);
   Result<collectives::TransferGraph> plan =
       collectives::plan_broadcast(topology, w.source, w.destinations, w.bytes, o);
   if (!plan) r.fail(r.has("ib_pool_size") ? "ib_pool_size" : "kind", plan.status().message());

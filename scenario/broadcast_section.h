@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "backend_sim/sim_config.h"
+#include "core/cluster.h"
 #include "core/collectives/broadcast_workload.h"
 #include "core/status.h"
 
@@ -20,14 +20,11 @@ namespace tensorwire {
 
 collectives::BroadcastWorkload parse_broadcast_section(const toml::table& table,
                                                        const std::string& file,
-                                                       const sim::SimClusterConfig& cluster,
+                                                       const Cluster& cluster,
                                                        bool payload);
-
-// The cluster section as the collectives' topology sees it.
-collectives::TopologySpec topology_spec_of(const sim::SimClusterConfig& cluster);
 
 // "node3/gpu1" or "node3/host" within the cluster; an error says what is wrong.
 Result<collectives::MemoryId> parse_memory_id(std::string_view spec,
-                                              const sim::SimClusterConfig& cluster);
+                                              const Cluster& cluster);
 
 }  // namespace tensorwire

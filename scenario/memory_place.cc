@@ -6,14 +6,14 @@
 
 namespace tensorwire {
 
-bool has_gpu_direct(const sim::SimClusterConfig& cluster, RankId node, uint32_t gpu) {
+bool has_gpu_direct(const Cluster& cluster, RankId node, uint32_t gpu) {
   if (cluster.gpu_direct.empty()) return true;
   if (node >= cluster.gpu_direct.size() || gpu >= cluster.gpu_direct[node].size()) return false;
   return cluster.gpu_direct[node][gpu];
 }
 
 Result<MemoryPlace> resolve_memory_place(std::string_view spec,
-                                         const sim::SimClusterConfig& cluster, RankId node) {
+                                         const Cluster& cluster, RankId node) {
   if (spec == "host" || spec == "host_pinned") return MemoryPlace{MemoryKind::kHostPinned, 0};
   if (spec == "host_pageable") return MemoryPlace{MemoryKind::kHostPageable, 0};
   const std::string quoted = "'" + std::string(spec) + "'";

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "backend_sim/sim_config.h"
+#include "core/cluster.h"
 #include "core/memory.h"
 #include "core/nic.h"
 #include "core/status.h"
@@ -20,12 +20,12 @@ struct MemoryPlace {
   friend bool operator==(const MemoryPlace&, const MemoryPlace&) = default;
 };
 
-// Can the NIC of `node` reach the memory of its GPU `gpu`? (SimClusterConfig:
+// Can the NIC of `node` reach the memory of its GPU `gpu`? (Cluster:
 // an empty gpu_direct table means every GPU can.)
-bool has_gpu_direct(const sim::SimClusterConfig& cluster, RankId node, uint32_t gpu);
+bool has_gpu_direct(const Cluster& cluster, RankId node, uint32_t gpu);
 
 // Resolves `spec` for a rank on `node`; an error says what was wrong.
 Result<MemoryPlace> resolve_memory_place(std::string_view spec,
-                                         const sim::SimClusterConfig& cluster, RankId node);
+                                         const Cluster& cluster, RankId node);
 
 }  // namespace tensorwire

@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "backend_sim/sim_config.h"
+#include "core/cluster.h"
 #include "core/collectives/broadcast_workload.h"
 #include "core/protocols/protocol_registry.h"
 #include "core/workload/workload.h"
@@ -22,7 +22,7 @@ struct Scenario {
   std::string source_path;  // the file it came from ("<string>" when parsed from text)
   uint64_t seed = 1;
   bool payload = true;      // [run] mode = "payload" | "timing"
-  sim::SimClusterConfig cluster;
+  Cluster cluster;
   // [protocol]: a registered protocol's name and its options.
   ProtocolConfig protocol = default_protocol_config();
   Workload workload;  // kind "tensors" / "parameter_server"

@@ -38,7 +38,7 @@ std::vector<std::vector<bool>> read_gpu_direct(const TomlTableReader& r, uint32_
   const toml::node* node = r.get("gpu_direct");
   if (node == nullptr) return {};
   if (const auto* all = node->as_boolean()) {
-    if (all->get()) return {};  // SimClusterConfig: empty = every GPU
+    if (all->get()) return {};  // Cluster: empty = every GPU
     return std::vector<std::vector<bool>>(nodes, std::vector<bool>(gpus, false));
   }
   const toml::array* per_node = node->as_array();
@@ -80,8 +80,8 @@ std::vector<std::vector<bool>> read_gpu_direct(const TomlTableReader& r, uint32_
   return table;
 }
 
-sim::SimClusterConfig read_cluster(const TomlTableReader& top) {
-  sim::SimClusterConfig c;
+Cluster read_cluster(const TomlTableReader& top) {
+  Cluster c;
   const toml::table* table = top.sub_table("cluster");
   if (table == nullptr) return c;
   TomlTableReader r(*table, "cluster", top.file(),

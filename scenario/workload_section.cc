@@ -52,7 +52,7 @@ Offsets read_offsets(const TomlTableReader& r) {
 }
 
 MemoryPlace read_memory(const TomlTableReader& r, std::string_view key,
-                        const std::string& default_spec, const sim::SimClusterConfig& cluster,
+                        const std::string& default_spec, const Cluster& cluster,
                         RankId node) {
   const std::string spec = r.string(key).value_or(default_spec);
   Result<MemoryPlace> place = resolve_memory_place(spec, cluster, node);
@@ -134,7 +134,7 @@ constexpr const char* kStringOnHost =
     "src_memory and dst_memory \"host\" or \"host_pageable\"";
 
 TensorEntry parse_tensor(const toml::table& table, const std::string& path, const std::string& file,
-                         const sim::SimClusterConfig& cluster) {
+                         const Cluster& cluster) {
   TomlTableReader r(table, path, file,
                     {"name", "src", "dst", "dtype", "shape", "src_memory", "dst_memory", "order",
                      "send_offset", "recv_offset", "dead", "string_bytes"});
@@ -254,7 +254,7 @@ void check_payload_steps(const TomlTableReader& w, bool payload, const Workload&
   }
 }
 
-Workload parse_tensors(const TomlTableReader& w, const sim::SimClusterConfig& cluster,
+Workload parse_tensors(const TomlTableReader& w, const Cluster& cluster,
                        bool payload) {
   const auto steps =
       static_cast<uint64_t>(w.required(w.integer("steps", 1, limits::kMaxSteps), "steps"));
@@ -339,7 +339,7 @@ Model load_model(const TomlTableReader& w, const std::string& scenario_dir) {
   w.fail("model", "model file for '" + model + "' not found (tried " + tried + ")");
 }
 
-Workload parse_parameter_server(const TomlTableReader& w, const sim::SimClusterConfig& cluster,
+Workload parse_parameter_server(const TomlTableReader& w, const Cluster& cluster,
                                 bool payload, const std::string& scenario_dir) {
   ParameterServerOptions o;
   o.steps = static_cast<uint64_t>(w.required(w.integer("steps", 1, limits::kMaxSteps), "steps"));
@@ -439,7 +439,7 @@ Workload parse_parameter_server(const TomlTableReader& w, const sim::SimClusterC
 }  // namespace
 
 Workload parse_workload_section(const toml::table& table, const std::string& file,
-                                const sim::SimClusterConfig& cluster, bool payload,
+                                const Cluster& cluster, bool payload,
                                 const std::string& scenario_dir) {
   const std::string path = "workload";
   const toml::node* kind_node = table.get("kind");

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "backend_sim/sim_config.h"
+#include "core/cluster.h"
 #include "core/workload/workload.h"
 
 namespace tensorwire {
@@ -17,7 +17,7 @@ namespace tensorwire {
 // model paths resolve. `payload`: the run holds real bytes, so the bytes one
 // step moves are bounded (scenario_limits::kMaxPayloadStepBytes).
 Workload parse_workload_section(const toml::table& table, const std::string& file,
-                                const sim::SimClusterConfig& cluster, bool payload,
+                                const Cluster& cluster, bool payload,
                                 const std::string& scenario_dir);
 
 }  // namespace tensorwire

@@ -31,11 +31,6 @@ using Edge = boost::graph_traits<Graph>::edge_descriptor;
 
 }  // namespace
 
-bool TopologySpec::has_gpu_direct(uint32_t node, uint32_t gpu) const {
-  if (gpu_direct.empty()) return true;
-  return node < gpu_direct.size() && gpu < gpu_direct[node].size() && gpu_direct[node][gpu];
-}
-
 std::string MemoryId::name() const {
   return "node" + std::to_string(node) + (is_host() ? "/host" : "/gpu" + std::to_string(gpu));
 }
@@ -73,7 +68,7 @@ void add_edge(Graph& g, uint32_t a, uint32_t b, EdgeProps props) {
 
 // The intra-node edges of node `node` into `g`, whose vertex `base` is its host.
 // Link ids are for `node`.
-void add_node_memories(Graph& g, uint32_t base, uint32_t node, const TopologySpec& s,
+void add_node_memories(Graph& g, uint32_t base, uint32_t node, const Cluster& s,
                        uint32_t per_node) {
   for (uint32_t gpu = 0; gpu < s.gpus_per_node; ++gpu) {
     const int64_t engine = link_engine(node, gpu, per_node);
@@ -128,34 +123,34 @@ std::vector<Vertex> path_in_tree(const std::vector<Vertex>& pred, Vertex src, Ve
 
 }  // namespace
 
-ClusterTopology::ClusterTopology(TopologySpec spec)
-    : spec_(std::move(spec)),
-      graphs_(std::make_unique<Graphs>(spec_.nodes * (spec_.gpus_per_node + 3) + 1,
-                                       spec_.gpus_per_node + 1)) {
-  const uint32_t G = spec_.gpus_per_node;
+ClusterTopology::ClusterTopology(Cluster cluster)
+    : cluster_(std::move(cluster)),
+      graphs_(std::make_unique<Graphs>(cluster_.nodes * (cluster_.gpus_per_node + 3) + 1,
+                                       cluster_.gpus_per_node + 1)) {
+  const uint32_t G = cluster_.gpus_per_node;
   Graphs& gr = *graphs_;
   gr.stride = G + 3;
   gr.links_per_node = G + 3;
-  const uint32_t sw = spec_.nodes * gr.stride;
-  for (uint32_t n = 0; n < spec_.nodes; ++n) {
+  const uint32_t sw = cluster_.nodes * gr.stride;
+  for (uint32_t n = 0; n < cluster_.nodes; ++n) {
     const uint32_t base = n * gr.stride;
     const uint32_t tx = base + G + 1;
     const uint32_t rx = base + G + 2;
-    add_node_memories(gr.cluster, base, n, spec_, gr.links_per_node);
+    add_node_memories(gr.cluster, base, n, cluster_, gr.links_per_node);
     add_edge(gr.cluster, base, tx, {});
     add_edge(gr.cluster, rx, base, {});
     for (uint32_t gpu = 0; gpu < G; ++gpu) {
-      if (!spec_.has_gpu_direct(n, gpu)) continue;
+      if (!cluster_.has_gpu_direct(n, gpu)) continue;
       add_edge(gr.cluster, base + 1 + gpu, tx, {});
       add_edge(gr.cluster, rx, base + 1 + gpu, {});
     }
     add_edge(gr.cluster, tx, sw,
-             {spec_.nic_bandwidth_bytes_per_s, spec_.nic_latency_ns, link_tx(n, gr.links_per_node),
-              spec_.nic_bandwidth_bytes_per_s});
+             {cluster_.nic_bandwidth_bytes_per_s, cluster_.nic_latency_ns, link_tx(n, gr.links_per_node),
+              cluster_.nic_bandwidth_bytes_per_s});
     add_edge(gr.cluster, sw, rx,
-             {0, 0, link_rx(n, gr.links_per_node), spec_.nic_bandwidth_bytes_per_s});
+             {0, 0, link_rx(n, gr.links_per_node), cluster_.nic_bandwidth_bytes_per_s});
   }
-  add_node_memories(gr.local, 0, 0, spec_, gr.links_per_node);
+  add_node_memories(gr.local, 0, 0, cluster_, gr.links_per_node);
 }
 
 ClusterTopology::~ClusterTopology() = default;
@@ -163,12 +158,12 @@ ClusterTopology::ClusterTopology(ClusterTopology&&) noexcept = default;
 ClusterTopology& ClusterTopology::operator=(ClusterTopology&&) noexcept = default;
 
 bool ClusterTopology::contains(MemoryId m) const {
-  return m.node < spec_.nodes && (m.is_host() || m.gpu < spec_.gpus_per_node);
+  return m.node < cluster_.nodes && (m.is_host() || m.gpu < cluster_.gpus_per_node);
 }
 
 MemoryKind ClusterTopology::kind_of(MemoryId m) const {
   if (m.is_host()) return MemoryKind::kHostPinned;
-  return spec_.has_gpu_direct(m.node, m.gpu) ? MemoryKind::kDeviceGpuDirect
+  return cluster_.has_gpu_direct(m.node, m.gpu) ? MemoryKind::kDeviceGpuDirect
                                               : MemoryKind::kDeviceNoGpuDirect;
 }
 
@@ -178,13 +173,13 @@ PathHop ClusterTopology::same_memory_hop(MemoryId m) const {
   hop.to = m;
   const uint32_t per = graphs_->links_per_node;
   if (m.is_host()) {
-    hop.uses.push_back({{link_cpu(m.node, per)}, spec_.host_memcpy_bandwidth_bytes_per_s});
+    hop.uses.push_back({{link_cpu(m.node, per)}, cluster_.host_memcpy_bandwidth_bytes_per_s});
   } else {
-    const bool nvlink = spec_.nvlink_bandwidth_bytes_per_s > 0;
+    const bool nvlink = cluster_.nvlink_bandwidth_bytes_per_s > 0;
     hop.uses.push_back({{link_engine(m.node, m.gpu, per)},
-                        nvlink ? spec_.nvlink_bandwidth_bytes_per_s
-                               : spec_.pcie_bandwidth_bytes_per_s});
-    hop.latency_ns = nvlink ? spec_.nvlink_latency_ns : spec_.pcie_latency_ns;
+                        nvlink ? cluster_.nvlink_bandwidth_bytes_per_s
+                               : cluster_.pcie_bandwidth_bytes_per_s});
+    hop.latency_ns = nvlink ? cluster_.nvlink_latency_ns : cluster_.pcie_latency_ns;
   }
   return hop;
 }
@@ -211,12 +206,12 @@ std::optional<MemoryPath> ClusterTopology::find_fastest_path(MemoryId src, Memor
   if (vertices.empty()) return std::nullopt;
 
   // Split the vertex path at memories: each stretch between two memories is one hop.
-  const uint32_t G = spec_.gpus_per_node;
+  const uint32_t G = cluster_.gpus_per_node;
   auto memory_at = [&](Vertex v) -> std::optional<MemoryId> {
     if (local) return v == 0 ? MemoryId::host(src.node) : MemoryId::gpu_of(src.node, v - 1);
     const uint32_t node = static_cast<uint32_t>(v / gr.stride);
     const uint32_t in_node = static_cast<uint32_t>(v % gr.stride);
-    if (node >= spec_.nodes || in_node > G) return std::nullopt;  // NIC or switch
+    if (node >= cluster_.nodes || in_node > G) return std::nullopt;  // NIC or switch
     return in_node == 0 ? MemoryId::host(node) : MemoryId::gpu_of(node, in_node - 1);
   };
   const int64_t link_offset = local ? int64_t{src.node} * gr.links_per_node : 0;
@@ -242,7 +237,7 @@ std::optional<MemoryPath> ClusterTopology::find_fastest_path(MemoryId src, Memor
   return path;
 }
 
-uint32_t ClusterTopology::link_count() const { return spec_.nodes * graphs_->links_per_node; }
+uint32_t ClusterTopology::link_count() const { return cluster_.nodes * graphs_->links_per_node; }
 
 std::string ClusterTopology::link_name(LinkId link) const {
   const uint32_t per = graphs_->links_per_node;

@@ -11,26 +11,10 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/cluster.h"
 #include "core/memory.h"
 
 namespace tensorwire::collectives {
-
-// What the topology is built from (a scenario's [cluster] section, converted by
-// the runner so that core/ stays free of the simulator's config type).
-struct TopologySpec {
-  uint32_t nodes = 1;
-  uint32_t gpus_per_node = 0;
-  std::vector<std::vector<bool>> gpu_direct;  // [node][gpu]; empty: every GPU has it
-  double nic_bandwidth_bytes_per_s = 12.5e9;
-  TimeNs nic_latency_ns = 1500;
-  double pcie_bandwidth_bytes_per_s = 12e9;
-  TimeNs pcie_latency_ns = 1000;
-  double nvlink_bandwidth_bytes_per_s = 0;  // 0: no NVLink, GPU<->GPU goes through the host
-  TimeNs nvlink_latency_ns = 0;
-  double host_memcpy_bandwidth_bytes_per_s = 10e9;
-
-  bool has_gpu_direct(uint32_t node, uint32_t gpu) const;
-};
 
 // One memory of the cluster: a node's host memory or one of its GPUs.
 struct MemoryId {
@@ -76,12 +60,12 @@ struct MemoryPath {
 
 class ClusterTopology {
  public:
-  explicit ClusterTopology(TopologySpec spec);
+  explicit ClusterTopology(Cluster cluster);
   ~ClusterTopology();
   ClusterTopology(ClusterTopology&&) noexcept;
   ClusterTopology& operator=(ClusterTopology&&) noexcept;
 
-  const TopologySpec& spec() const { return spec_; }
+  const Cluster& cluster() const { return cluster_; }
   bool contains(MemoryId m) const;
   // The memory kind a buffer in `m` has (host pinned, GPU with or without GPUDirect).
   MemoryKind kind_of(MemoryId m) const;
@@ -103,7 +87,7 @@ class ClusterTopology {
 
  private:
   struct Graphs;
-  TopologySpec spec_;
+  Cluster cluster_;
   std::unique_ptr<Graphs> graphs_;
 };
 

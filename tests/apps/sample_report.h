@@ -43,7 +43,7 @@ inline SimulationReport sample_report() {
     s.transfers = {a, b};
     r.workload.steps.push_back(s);
   }
-  sim::SimStats rank0;
+  TransportStats rank0;
   rank0.bytes_on_wire_tx = 2 << 20;
   rank0.sends = 3;
   rank0.rdma_writes_with_imm = 2;
@@ -51,7 +51,7 @@ inline SimulationReport sample_report() {
   rank0.registered_bytes = 4 << 20;
   rank0.cpu_copy_bytes = 512 << 10;
   rank0.cpu_copies = 1;
-  sim::SimStats rank1;
+  TransportStats rank1;
   rank1.bytes_on_wire_tx = 1 << 20;
   rank1.sends = 3;
   rank1.rdma_writes_with_imm = 2;

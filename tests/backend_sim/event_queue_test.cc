@@ -61,7 +61,7 @@ TEST(EventQueue, SchedulerPicksAmongSameTimeEventsOnly) {
 }
 
 TEST(SimClock, TimersFireAtTheirTimeAndCancelWorks) {
-  SimClusterConfig c;
+  Cluster c;
   SimFixture f(c);
   Clock& clock = f.env(0).clock;
   std::vector<TimeNs> fired;
@@ -75,7 +75,7 @@ TEST(SimClock, TimersFireAtTheirTimeAndCancelWorks) {
 }
 
 TEST(Simulator, RunUntilStopsAtTheGivenTime) {
-  SimClusterConfig c;
+  Cluster c;
   SimFixture f(c);
   int ran = 0;
   f.env(0).clock.schedule_after(1000, [&] { ++ran; });
@@ -92,7 +92,7 @@ TEST(Simulator, RunUntilStopsAtTheGivenTime) {
 // The same operations twice give the same trace, byte for byte.
 std::string traced_run() {
   RecordingTraceSink trace;
-  SimClusterConfig c;
+  Cluster c;
   c.nodes = 4;
   SimFixture f(c, true, &trace);
   const Access rw = Access::kLocalWrite | Access::kRemoteWrite;
@@ -118,10 +118,10 @@ TEST(Simulator, SameOperationsGiveAByteIdenticalTrace) {
 
 TEST(Simulator, RejectsAConfigurationItCannotRun) {
   NullTraceSink t;
-  SimClusterConfig c;
+  Cluster c;
   c.nic_bandwidth_bytes_per_s = 0;
   EXPECT_THROW(Simulator(c, SimOptions{}, t), std::invalid_argument);
-  SimClusterConfig g;
+  Cluster g;
   g.gpus_per_node = 2;
   g.gpu_direct = {{true}};
   EXPECT_THROW(Simulator(g, SimOptions{}, t), std::invalid_argument);

@@ -9,8 +9,8 @@ namespace {
 
 const Access kRw = Access::kLocalWrite | Access::kRemoteWrite;
 
-SimClusterConfig two_nodes() {
-  SimClusterConfig c;
+Cluster two_nodes() {
+  Cluster c;
   c.nodes = 2;
   return c;
 }
@@ -42,7 +42,7 @@ TEST(RcSemantics, SendLandsInThePostedReceiveWithItsBytes) {
 }
 
 TEST(RcSemantics, ReceiverNotReadyRetriesUntilAReceiveIsPosted) {
-  SimClusterConfig c = two_nodes();
+  Cluster c = two_nodes();
   c.rnr_delay_ns = 10'000;
   SimFixture f(c);
   MemoryRegion src = f.region(0, 64, Access::kNone);
@@ -59,7 +59,7 @@ TEST(RcSemantics, ReceiverNotReadyRetriesUntilAReceiveIsPosted) {
 }
 
 TEST(RcSemantics, ReceiverNotReadyWithFiniteRetriesFailsAndBreaksTheQp) {
-  SimClusterConfig c = two_nodes();
+  Cluster c = two_nodes();
   c.rnr_retry_count = 2;
   SimFixture f(c);
   MemoryRegion src = f.region(0, 64, Access::kNone);
@@ -160,7 +160,7 @@ TEST(RcSemantics, SendLargerThanTheReceiveIsALengthError) {
 }
 
 TEST(RcSemantics, PostingBeyondTheSendQueueDepthIsNoResource) {
-  SimClusterConfig c = two_nodes();
+  Cluster c = two_nodes();
   c.send_queue_depth = 4;
   SimFixture f(c);
   MemoryRegion src = f.region(0, 64, Access::kNone);
@@ -226,7 +226,7 @@ TEST(RcSemantics, BrokenQueuePairFlushesBothEnds) {
 }
 
 TEST(RcSemantics, CrashedRankSilencesItselfAndFailsItsPeers) {
-  SimClusterConfig c;
+  Cluster c;
   c.nodes = 3;
   SimFixture f(c);
   MemoryRegion src = f.region(0, 1 << 20, Access::kNone);

@@ -36,7 +36,7 @@ class RecordingTraceSink final : public TraceSink {
 
 class SimFixture {
  public:
-  explicit SimFixture(SimClusterConfig cluster, bool payload = true, TraceSink* trace = nullptr)
+  explicit SimFixture(Cluster cluster, bool payload = true, TraceSink* trace = nullptr)
       : sim_(std::make_unique<Simulator>(cluster, SimOptions{1, payload},
                                          trace != nullptr ? *trace : null_trace_)),
         completions_(cluster.nodes) {

@@ -6,8 +6,8 @@
 namespace tensorwire::sim::testing {
 namespace {
 
-SimClusterConfig with_gpus() {
-  SimClusterConfig c;
+Cluster with_gpus() {
+  Cluster c;
   c.nodes = 2;
   c.gpus_per_node = 2;
   c.gpu_direct = {{true, false}, {true, false}};
@@ -127,7 +127,7 @@ TEST(SimCopyEngine, CopiesBetweenHostAndDeviceAndRejectsRangesOutsideABuffer) {
 }
 
 TEST(SimCopyEngine, CopiesOnOneEngineRunOneAfterAnother) {
-  SimClusterConfig c = with_gpus();
+  Cluster c = with_gpus();
   c.pcie_bandwidth_bytes_per_s = 10e9;
   c.pcie_latency_ns = 1000;
   SimFixture f(c, false);
@@ -147,7 +147,7 @@ TEST(SimCopyEngine, CopiesOnOneEngineRunOneAfterAnother) {
 }
 
 TEST(SimCopyEngine, HostToHostIsAMemcpyOnTheRanksCpuTimeline) {
-  SimClusterConfig c = with_gpus();
+  Cluster c = with_gpus();
   c.host_memcpy_bandwidth_bytes_per_s = 10e9;
   SimFixture f(c);
   RankEnv e = f.env(0);
@@ -176,7 +176,7 @@ TEST(SimCopyEngine, HostToHostIsAMemcpyOnTheRanksCpuTimeline) {
 
 TEST(SimCopyEngine, DeviceToDeviceUsesNvlinkWhereTheNodeHasIt) {
   for (double nvlink : {0.0, 100e9}) {
-    SimClusterConfig c = with_gpus();
+    Cluster c = with_gpus();
     c.pcie_bandwidth_bytes_per_s = 10e9;
     c.pcie_latency_ns = 1000;
     c.nvlink_bandwidth_bytes_per_s = nvlink;

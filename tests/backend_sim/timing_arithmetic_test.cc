@@ -10,8 +10,8 @@ constexpr double kBandwidth = 12.5e9;  // 100 Gbps
 constexpr TimeNs kLatency = 1500;
 constexpr uint32_t kBytes = 8u << 20;  // 8 MiB
 
-SimClusterConfig cluster(uint32_t nodes, uint32_t gpus = 0) {
-  SimClusterConfig c;
+Cluster cluster(uint32_t nodes, uint32_t gpus = 0) {
+  Cluster c;
   c.nodes = nodes;
   c.gpus_per_node = gpus;
   c.nic_bandwidth_bytes_per_s = kBandwidth;
@@ -130,7 +130,7 @@ TEST(TimingArithmetic, RdmaReadTakesTwoLatenciesPlusSizeOverBandwidth) {
 }
 
 TEST(TimingArithmetic, StagingThroughHostAddsBothCopies) {
-  SimClusterConfig c = cluster(2, 1);
+  Cluster c = cluster(2, 1);
   c.gpu_direct = {{false}, {false}};
   SimFixture f(c, true);
   RankEnv a = f.env(0), b = f.env(1);
@@ -174,7 +174,7 @@ TEST(TimingArithmetic, StagingThroughHostAddsBothCopies) {
 }
 
 TEST(TimingArithmetic, RegistrationCostDelaysTheNextPost) {
-  SimClusterConfig c = cluster(2);
+  Cluster c = cluster(2);
   c.registration_base_ns = 5000;
   c.registration_per_page_ns = 60;
   SimFixture f(c, false);
@@ -192,7 +192,7 @@ TEST(TimingArithmetic, RegistrationCostDelaysTheNextPost) {
 }
 
 TEST(TimingArithmetic, CpuCopyCostsBytesOverMemcpyBandwidth) {
-  SimClusterConfig c = cluster(2);
+  Cluster c = cluster(2);
   c.host_memcpy_bandwidth_bytes_per_s = 10e9;
   SimFixture f(c, true);
   RankEnv a = f.env(0);

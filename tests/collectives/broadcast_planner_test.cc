@@ -8,8 +8,8 @@
 namespace tensorwire::collectives {
 namespace {
 
-TopologySpec spec(uint32_t nodes, uint32_t gpus, bool gpu_direct = true) {
-  TopologySpec s;
+Cluster spec(uint32_t nodes, uint32_t gpus, bool gpu_direct = true) {
+  Cluster s;
   s.nodes = nodes;
   s.gpus_per_node = gpus;
   if (!gpu_direct) s.gpu_direct.assign(nodes, std::vector<bool>(gpus, false));
@@ -87,7 +87,7 @@ TEST(BroadcastPlanner, InterRadixOneIsOneToNAggregationAcrossNodes) {
 }
 
 TEST(BroadcastPlanner, EntryBufferIsADestinationTheNicCanReach) {
-  TopologySpec s = spec(2, 2);
+  Cluster s = spec(2, 2);
   s.gpu_direct = {{true, true}, {false, true}};
   ClusterTopology t(s);
   TransferGraph g = plan(t, MemoryId::gpu_of(0, 0), {MemoryId::gpu_of(1, 0), MemoryId::gpu_of(1, 1)},

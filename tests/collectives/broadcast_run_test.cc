@@ -154,7 +154,7 @@ TEST(BroadcastRun, DotShowsEveryBufferAndCopyWithBytesAndBusyTimes) {
 // Drives TransferOperations directly, for faults the runner does not inject.
 struct DirectRun {
   explicit DirectRun(Scenario s)
-      : scenario(std::move(s)), topology(topology_spec_of(scenario.cluster)),
+      : scenario(std::move(s)), topology(scenario.cluster),
         graph(*plan_broadcast(topology, scenario.broadcast->source, scenario.broadcast->destinations,
                               scenario.broadcast->bytes, scenario.broadcast->options)),
         simulator(scenario.cluster, sim::SimOptions{1, false}, trace), invariants(graph) {
@@ -243,7 +243,7 @@ TEST(BroadcastRun, AChainFinishesNoSoonerThanItsPipelinedBoundAndCloseToIt) {
 
 TEST(BroadcastRun, AnInstanceSmallerThanTheBroadcastIsRefusedAtStart) {
   Scenario s = broadcast_scenario(2, 0, 4096, MemoryId::host(0), {MemoryId::host(1)});
-  ClusterTopology topology(topology_spec_of(s.cluster));
+  ClusterTopology topology(s.cluster);
   TransferGraph g = *plan_broadcast(topology, MemoryId::host(0), {MemoryId::host(1)}, 4096, {});
   NullTraceSink trace;
   sim::Simulator simulator(s.cluster, {}, trace);

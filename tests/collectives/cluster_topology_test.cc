@@ -7,8 +7,8 @@
 namespace tensorwire::collectives {
 namespace {
 
-TopologySpec spec(uint32_t nodes, uint32_t gpus) {
-  TopologySpec s;
+Cluster spec(uint32_t nodes, uint32_t gpus) {
+  Cluster s;
   s.nodes = nodes;
   s.gpus_per_node = gpus;
   return s;
@@ -34,7 +34,7 @@ TEST(ClusterTopology, GpuDirectGpusTalkAcrossTheNetworkInOneHop) {
 }
 
 TEST(ClusterTopology, GpusWithoutGpuDirectStageThroughTheirHost) {
-  TopologySpec s = spec(2, 2);
+  Cluster s = spec(2, 2);
   s.gpu_direct = {{false, true}, {true, false}};
   ClusterTopology t(s);
   auto p = t.find_fastest_path(MemoryId::gpu_of(0, 0), MemoryId::gpu_of(1, 1), 4096);
@@ -66,7 +66,7 @@ TEST(ClusterTopology, PathsInsideANodeNeverLeaveIt) {
 }
 
 TEST(ClusterTopology, NvlinkConnectsGpusDirectly) {
-  TopologySpec s = spec(1, 4);
+  Cluster s = spec(1, 4);
   s.nvlink_bandwidth_bytes_per_s = 50e9;
   s.nvlink_latency_ns = 700;
   ClusterTopology t(s);

@@ -101,7 +101,7 @@ TEST(Loader, DefaultsForEverythingOptional) {
   EXPECT_EQ(s.source_path, "dir/test_scenario.toml");
   EXPECT_EQ(s.seed, 1u);
   EXPECT_TRUE(s.payload);
-  sim::SimClusterConfig defaults;
+  Cluster defaults;
   EXPECT_EQ(s.cluster.nodes, defaults.nodes);
   EXPECT_EQ(s.cluster.send_queue_depth, defaults.send_queue_depth);
   EXPECT_EQ(tf_verbs::options_of(s.protocol.options).control_ring_size, tf_verbs::TfVerbsOptions{}.control_ring_size);

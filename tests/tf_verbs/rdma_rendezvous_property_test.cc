@@ -95,7 +95,7 @@ RC_GTEST_PROP(RdmaRendezvousProperty,
   const uint32_t nodes = *rc::gen::inRange<uint32_t>(2, 4);
   const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1000);
   const int steps = *rc::gen::inRange(1, 5);
-  sim::SimClusterConfig config;
+  Cluster config;
   config.nodes = nodes;
   config.gpus_per_node = 2;
   config.gpu_direct.assign(nodes, std::vector<bool>{true, false});
@@ -177,7 +177,7 @@ RC_GTEST_PROP(RdmaRendezvousProperty,
   const uint32_t nodes = *rc::gen::inRange<uint32_t>(2, 4);
   const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1000);
   const int steps = *rc::gen::inRange(1, 4);
-  sim::SimClusterConfig config;
+  Cluster config;
   config.nodes = nodes;
   config.gpus_per_node = 2;
   config.gpu_direct.assign(nodes, std::vector<bool>{true, false});
@@ -268,7 +268,7 @@ RC_GTEST_PROP(RdmaRendezvousProperty,
   const uint32_t nodes = *rc::gen::inRange<uint32_t>(2, 4);
   const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1000);
   const int steady_steps = *rc::gen::inRange(1, 4);
-  sim::SimClusterConfig config;
+  Cluster config;
   config.nodes = nodes;
   config.gpus_per_node = 2;
   config.gpu_direct.assign(nodes, std::vector<bool>{true, false});

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "backend_sim/sim_stats.h"
+#include "core/transport_stats.h"
 #include "backend_sim/simulator.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
 #include "tests/tf_verbs/sim_cluster.h"
@@ -18,8 +18,8 @@ using testing::SimCluster;
 
 constexpr RecvArgs kHost{MemoryKind::kHostPinned, 0};
 
-sim::SimClusterConfig two_nodes_with_gpus(bool gpu_direct) {
-  sim::SimClusterConfig config;
+Cluster two_nodes_with_gpus(bool gpu_direct) {
+  Cluster config;
   config.nodes = 2;
   config.gpus_per_node = 1;
   config.gpu_direct = {{gpu_direct}, {gpu_direct}};
@@ -69,7 +69,7 @@ TEST(RdmaRendezvousTest, SendBeforeRecvDeliversTheTensorAndRunsSendDone) {
 // Snapshot of both ranks' counters (protocol and simulator) around one step.
 struct Counters {
   RendezvousStats p0, p1;
-  sim::SimStats s0, s1;
+  TransportStats s0, s1;
   static Counters of(SimCluster& c) {
     return {c.rdv(0).stats(), c.rdv(1).stats(), c.sim().stats(0), c.sim().stats(1)};
   }
@@ -289,7 +289,7 @@ TEST(RdmaRendezvousTest, AbortStepFailsPendingRecvAndAnswersLaterRequestsWithErr
 }
 
 TEST(RdmaRendezvousTest, UnknownTensorOfAbortedStepGetsErrorStatusNamingTheTensor) {
-  sim::SimClusterConfig three;
+  Cluster three;
   three.nodes = 3;
   SimCluster c(three);
   RecvRecord parked;
@@ -472,7 +472,7 @@ TEST(RdmaRendezvousTest, WritesQueuedBehindAFullSendQueueAreSettledWhenTheChanne
   // A send queue of one: the second and later content writes wait in the
   // channel's queue, unseen by the NIC. When the queue pair breaks, no flush
   // completion comes for them; their responses must still be destroyed.
-  sim::SimClusterConfig config;
+  Cluster config;
   config.send_queue_depth = 1;
   SimCluster c(config);
   constexpr int kTensors = 4;
@@ -571,7 +571,7 @@ TEST(RdmaRendezvousTest, AChannelClosedForAMalformedMessageStillSendsItsQueuedAn
   // A send queue of one: of the 5 ERROR_STATUS answers rank 0 owes rank 1
   // when it closes the channel, 4 wait in the channel's queue. The queue pair
   // still works, so they must still go out: no Recv at rank 1 may hang.
-  sim::SimClusterConfig config;
+  Cluster config;
   config.send_queue_depth = 1;
   SimCluster c(config);
   constexpr int kParked = 5;

@@ -24,7 +24,7 @@ std::vector<std::string> pattern_strings(uint64_t seed, uint64_t count) {
   return out;
 }
 
-SimCluster::SimCluster(sim::SimClusterConfig config, TfVerbsOptions options, bool payload,
+SimCluster::SimCluster(Cluster config, TfVerbsOptions options, bool payload,
                        uint64_t seed) {
   sim::SimOptions sim_options;
   sim_options.seed = seed;

@@ -23,7 +23,7 @@ struct RecvRecord {
 
 class SimCluster {
  public:
-  explicit SimCluster(sim::SimClusterConfig config = {}, TfVerbsOptions options = {},
+  explicit SimCluster(Cluster config = {}, TfVerbsOptions options = {},
                       bool payload = true, uint64_t seed = 1);
   ~SimCluster();
 

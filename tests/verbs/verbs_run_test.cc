@@ -274,7 +274,7 @@ TEST(VerbsRun, ATracedRunRecordsEveryRanksWorkOnOneTimeLine) {
     const std::string node = "node" + std::to_string(r);
     const std::string tx = node + "/nic tx to node" + std::to_string(p);
     const std::string rx = node + "/nic rx from node" + std::to_string(p);
-    const sim::SimStats& s = v.report.rank_stats[r];
+    const TransportStats& s = v.report.rank_stats[r];
     // One slice per work request posted, one instant per arrival.
     EXPECT_EQ(count(tx, "send"), s.sends) << "rank " << r;
     EXPECT_EQ(count(tx, "rdma write with imm"), s.rdma_writes_with_imm) << "rank " << r;

@@ -1,12 +1,13 @@
-// What one simulated rank did: bytes, operations, copies, registrations.
-// Counted where the work is done (the initiator of a transfer counts it).
+// What one rank's transport did: bytes, operations, copies, registrations.
+// Counted where the work is done (the initiator of a transfer counts it), by
+// the simulator's NIC and by the counting NIC over verbs alike.
 #pragma once
 
 #include <cstdint>
 
-namespace tensorwire::sim {
+namespace tensorwire {
 
-struct SimStats {
+struct TransportStats {
   uint64_t bytes_on_wire_tx = 0;  // payload bytes this rank's port sent (reads count at the responder)
   uint64_t sends = 0;             // successful sends (control messages)
   uint64_t rdma_writes = 0;       // successful plain writes
@@ -22,7 +23,7 @@ struct SimStats {
   uint64_t rnr_retries = 0;       // sends that found no posted receive and waited
   uint64_t completions_error = 0; // completions delivered with a non-success status
 
-  SimStats& operator+=(const SimStats& o) {
+  TransportStats& operator+=(const TransportStats& o) {
     bytes_on_wire_tx += o.bytes_on_wire_tx;
     sends += o.sends;
     rdma_writes += o.rdma_writes;
@@ -41,4 +42,4 @@ struct SimStats {
   }
 };
 
-}  // namespace tensorwire::sim
+}  // namespace tensorwire
