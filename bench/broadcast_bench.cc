@@ -51,9 +51,9 @@ void BM_SimulateBroadcast8x4(benchmark::State& state) {
   TimeNs simulated = 0;
   for (auto _ : state) {
     NullTraceSink trace;
-    BroadcastReport r = run_broadcast(scenario, options, trace);
-    if (!r.passed()) state.SkipWithError(r.problems.front().c_str());
-    simulated = r.finish_ns;
+    RunReport r = run_broadcast(scenario, options, trace);
+    if (!r.passed()) state.SkipWithError(r.problems.front().text.c_str());
+    simulated = r.broadcast->finish_ns;
   }
   state.counters["simulated_ms"] = static_cast<double>(simulated) / 1e6;
 }

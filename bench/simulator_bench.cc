@@ -74,8 +74,8 @@ void BM_Vgg16TrainingStepTimingOnly(benchmark::State& state) {
   uint64_t steps = 0;
   for (auto _ : state) {
     NullTraceSink trace;
-    SimulationReport report = run_simulation(scenario, options, trace);
-    if (!report.passed()) state.SkipWithError(report.problems.front().c_str());
+    RunReport report = run_simulation(scenario, options, trace);
+    if (!report.passed()) state.SkipWithError(report.problems.front().text.c_str());
     events += report.events_processed;
     steps += report.workload.steps.size();
   }
@@ -114,8 +114,8 @@ void BM_PerTensorProtocolOverhead(benchmark::State& state) {
   uint64_t transferred = 0;
   for (auto _ : state) {
     NullTraceSink trace;
-    SimulationReport report = run_simulation(scenario, {}, trace);
-    if (!report.passed()) state.SkipWithError(report.problems.front().c_str());
+    RunReport report = run_simulation(scenario, {}, trace);
+    if (!report.passed()) state.SkipWithError(report.problems.front().text.c_str());
     transferred += static_cast<uint64_t>(tensors) * 10;
   }
   state.counters["tensors_per_s"] =

@@ -14,7 +14,6 @@
 #include "core/state_digest.h"
 #include "model/dpor_search.h"
 #include "backend_sim/simulator.h"
-#include "runner/broadcast_run.h"
 #include "runner/simulation_run.h"
 
 namespace tensorwire::model {
@@ -220,10 +219,6 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   uint64_t chosen_ordinal_ = 0;
 };
 
-bool is_liveness_problem(const std::string& p) {
-  return p.rfind("liveness", 0) == 0 || p.find("still pending") != std::string::npos;
-}
-
 uint64_t derive_seed(uint64_t seed, uint64_t index) {
   uint64_t state = seed ^ (index * 0xd1b54a32d192ed03ull);
   return splitmix64(state);
@@ -282,6 +277,69 @@ Scenario model_scenario(Scenario s) {
   return s;
 }
 
+namespace {
+
+// What a fault could reach: a transfer between the two ends of the broken
+// queue pair, one to or from the crashed rank, any after a failed registration.
+bool fault_reaches(const InjectedFault& fault, RankId src, RankId dst) {
+  switch (fault.kind) {
+    case FaultKind::kRegistrationFailure: return true;
+    case FaultKind::kQpError: return src <= 1 && dst <= 1;
+    case FaultKind::kCrash: return src == fault.rank || dst == fault.rank;
+  }
+  return false;
+}
+
+// The problems that are the protocol's answer to the injected fault, not a
+// violation, decided from their kinds and ranks: a Recv that failed with an
+// error after the fault, where the fault could reach it; a rank's own
+// transport error (a collective's rank that gave up); and, after a crash,
+// whatever the dead rank left behind (its own problems, the workload the
+// simulator could not finish for it). Adds the hangs a crash reveals: every
+// Recv of a live rank must still end, with its tensor or an error.
+std::vector<Problem> answers_to_fault(const InjectedFault& fault, TimeNs fault_ns,
+                                      const RunReport& report, std::vector<Problem>& problems) {
+  std::vector<Problem> excused;
+  const bool crash = fault.kind == FaultKind::kCrash;
+  for (const StepResult& step : report.workload.steps) {
+    for (const TransferResult& t : step.transfers) {
+      if (!t.status.is_ok() && t.done_ns >= fault_ns && fault_reaches(fault, t.src, t.dst)) {
+        if (std::optional<Problem> p = transfer_problem(step.step_id, t)) excused.push_back(*p);
+      }
+      if (crash && t.dst != fault.rank && !t.done) {
+        problems.push_back(liveness_problem(
+            "step " + std::to_string(step.step_id) + " '" + t.name + "' " +
+                std::to_string(t.src) + "->" + std::to_string(t.dst) +
+                ": Recv never completed after rank " + std::to_string(fault.rank) + " crashed",
+            t.dst));
+      }
+    }
+  }
+  for (const Problem& p : problems) {
+    const bool rank_gave_up = p.kind == ProblemKind::kTransport && !p.peer.has_value();
+    // Never wrong bytes: what the dead rank received before it died must still be right.
+    const bool left_by_the_dead =
+        crash && p.kind != ProblemKind::kSafety &&
+        (p.rank == fault.rank || (p.kind == ProblemKind::kLiveness && !p.rank));
+    if (rank_gave_up || left_by_the_dead) excused.push_back(p);
+  }
+  return excused;
+}
+
+// Safety when any problem the fault does not explain is not a hang; liveness
+// when every such problem is one; nothing found otherwise.
+CheckOutcome outcome_of(const std::vector<Problem>& problems, const std::vector<Problem>& excused) {
+  CheckOutcome outcome = CheckOutcome::kNothingFound;
+  for (const Problem& p : problems) {
+    if (std::find(excused.begin(), excused.end(), p) != excused.end()) continue;
+    if (p.kind != ProblemKind::kLiveness) return CheckOutcome::kSafety;
+    outcome = CheckOutcome::kLiveness;
+  }
+  return outcome;
+}
+
+}  // namespace
+
 Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy& strategy,
                         TraceSink& trace, std::vector<uint64_t>* state_fingerprints,
                         FaultOffer faults) {
@@ -332,82 +390,21 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
     });
   }
   Execution e;
+  RunReport report = run_simulation(scenario, options, trace);
   // The invariants' violations first: they say where it went wrong, the run's
   // checks what it led to.
-  std::vector<std::string> run_problems;
-  std::vector<std::pair<uint64_t, TransferResult>> transfers;  // (step id, transfer), for excuses
-  if (scenario.broadcast) {
-    // The collective registers its own invariants (BroadcastInvariants, a
-    // CollectiveObserver run_broadcast attaches); they report as "invariant: ".
-    BroadcastReport report = run_broadcast(scenario, options, trace);
-    run_problems = std::move(report.problems);
-    e.events = report.events_processed;
-  } else {
-    SimulationReport report = run_simulation(scenario, options, trace);
-    run_problems = std::move(report.problems);
-    e.events = report.events_processed;
-    for (const StepResult& step : report.workload.steps) {
-      for (const TransferResult& t : step.transfers) transfers.emplace_back(step.step_id, t);
-    }
-    e.transitions = std::move(report.transitions);
-  }
-  e.problems = fingerprinter.violations();
-  e.problems.insert(e.problems.end(), run_problems.begin(), run_problems.end());
+  for (const std::string& v : fingerprinter.violations()) e.problems.push_back(safety_problem(v));
+  e.problems.insert(e.problems.end(), report.problems.begin(), report.problems.end());
+  e.events = report.events_processed;
+  e.transitions = std::move(report.transitions);
   if (dpor != nullptr) dpor->set_fingerprint({});  // the fingerprinter dies here
   e.choices = recorder.choices();
   e.widths = recorder.widths();
   if (auto* replay = dynamic_cast<ReplayStrategy*>(&strategy)) e.diverged = replay->diverged();
   e.fault_injected = applied.has_value();
-  // A Recv that failed with an error after the fault, where the fault could
-  // reach it (a QP error: a transfer between ranks 0 and 1; a crash: one to or
-  // from the dead rank), is the protocol's answer to the fault.
-  std::set<std::string> excused;
-  if (applied) {
-    const bool crash = applied->kind == FaultKind::kCrash;
-    const RankId dead = applied->rank;
-    for (const auto& [step_id, t] : transfers) {
-      const bool reachable = applied->kind == FaultKind::kRegistrationFailure ||
-                             (applied->kind == FaultKind::kQpError && t.src <= 1 && t.dst <= 1) ||
-                             (crash && (t.src == dead || t.dst == dead));
-      if (!t.status.is_ok() && t.done_ns >= applied_ns && reachable) {
-        excused.insert(transfer_problem(step_id, t));
-      }
-      // A crash stops the workload at the dead rank's first Recv that can
-      // no longer finish; every Recv of a live rank must still end, with
-      // its tensor or an error. One that never does is a hang.
-      if (crash && t.dst != dead && !t.done) {
-        e.problems.push_back("liveness: step " + std::to_string(step_id) + " '" + t.name + "' " +
-                             std::to_string(t.src) + "->" + std::to_string(t.dst) +
-                             ": Recv never completed after rank " + std::to_string(dead) +
-                             " crashed");
-      }
-    }
-    if (scenario.broadcast) {
-      // A rank whose part of the broadcast failed with an error after the
-      // fault answered it; one that went idle unfinished stays a hang.
-      for (const std::string& p : e.problems) {
-        if (p.rfind("rank ", 0) == 0) excused.insert(p);
-      }
-    }
-    if (crash) {
-      // What the dead rank leaves behind is not a hang of the living.
-      for (const std::string& p : e.problems) {
-        if (p.rfind("liveness: the simulator went idle with the workload unfinished", 0) == 0 ||
-            p.rfind("rank " + std::to_string(dead) + ": ", 0) == 0 ||
-            p.rfind("liveness: rank " + std::to_string(dead) + " went idle", 0) == 0) {
-          excused.insert(p);
-        }
-      }
-    }
-  }
-  for (const std::string& p : e.problems) {
-    if (excused.count(p) != 0) continue;
-    if (!is_liveness_problem(p)) {
-      e.outcome = CheckOutcome::kSafety;
-      break;
-    }
-    e.outcome = CheckOutcome::kLiveness;
-  }
+  std::vector<Problem> excused;
+  if (applied) excused = answers_to_fault(*applied, applied_ns, report, e.problems);
+  e.outcome = outcome_of(e.problems, excused);
   return e;
 }
 

@@ -3,9 +3,11 @@
 // at the first execution that breaks a check. Every execution is a pure
 // function of (scenario, seed, schedule), so a failing one replays exactly.
 //
-// Safety: what the runner checks after every run (every delivered tensor equals
-// what was sent, no Recv failed or completed twice). Liveness: the simulator
-// went idle with work pending (a deadlock, or a request that never completes).
+// The verdict comes from the kinds of the run's problems (core/problem.h):
+// liveness when every unexplained problem is a hang (the simulator went idle
+// with work pending: a deadlock, a request that never completes), safety when
+// any other is left (wrong bytes, a broken invariant, a Recv that failed or
+// completed twice). An injected fault explains the errors it could cause.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/problem.h"
 #include "core/state_transitions.h"
 #include "core/trace_sink.h"
 #include "model/choice_strategy.h"
@@ -37,7 +40,7 @@ Scenario model_scenario(Scenario scenario);
 
 struct Execution {
   CheckOutcome outcome = CheckOutcome::kNothingFound;
-  std::vector<std::string> problems;
+  std::vector<Problem> problems;  // the invariants' first, then the run's
   std::vector<uint32_t> choices;  // the schedule: one index per choice point
   std::vector<uint32_t> widths;   // how many events were ready at each
   uint64_t events = 0;

@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/assert.h"
 #include "report/units_format.h"
 
 namespace tensorwire::report {
@@ -32,15 +33,29 @@ std::string pad(std::string s, size_t width) {
   return s;
 }
 
+// The links that were busiest, by their busy time.
+std::string busiest_links(const BroadcastResult& r) {
+  std::vector<BroadcastLinkResult> links = r.links;
+  std::stable_sort(links.begin(), links.end(),
+                   [](const auto& a, const auto& b) { return a.busy_ns > b.busy_ns; });
+  std::ostringstream out;
+  out << "\n" << pad("busiest links", 26) << pad("bytes", 12) << "busy\n";
+  for (size_t i = 0; i < links.size() && i < 8; ++i) {
+    out << pad(links[i].link, 26) << pad(format_bytes(links[i].bytes), 12)
+        << format_duration_ns(links[i].busy_ns) << "\n";
+  }
+  if (links.size() > 8) out << "(" << links.size() - 8 << " more links carried bytes)\n";
+  return out.str();
+}
+
 }  // namespace
 
-std::string broadcast_summary_text(const BroadcastReport& r) {
+std::string broadcast_summary_section(const RunReport& report) {
+  TW_ASSERT(report.broadcast.has_value());
+  const BroadcastResult& r = *report.broadcast;
   std::ostringstream out;
   const auto& o = r.options;
-  out << "scenario   " << r.scenario_name << " (" << r.scenario_path << ")\n"
-      << "seed       " << r.seed << "    mode " << (r.payload ? "payload" : "timing") << "    ranks "
-      << r.ranks << "\n"
-      << "broadcast  " << format_bytes(r.bytes) << " to " << r.destinations.size()
+  out << "broadcast  " << format_bytes(r.bytes) << " to " << r.destinations.size()
       << " destinations, " << r.algorithm << " (algorithm " << static_cast<uint32_t>(o.algorithm)
       << ", radix_inter " << o.radix_inter << ", radix_intra " << o.radix_intra << ")\n"
       << "plan       " << r.graph.buffers.size() << " buffers (" << r.graph.ib_buffer_count()
@@ -61,17 +76,7 @@ std::string broadcast_summary_text(const BroadcastReport& r) {
     out << pad(d.memory, 16) << pad(std::to_string(d.depth), 7)
         << (d.done_ns < 0 ? std::string("never") : format_duration_ns(d.done_ns)) << "\n";
   }
-
-  std::vector<BroadcastLinkResult> links = r.links;
-  std::stable_sort(links.begin(), links.end(),
-                   [](const auto& a, const auto& b) { return a.busy_ns > b.busy_ns; });
-  out << "\n" << pad("busiest links", 26) << pad("bytes", 12) << "busy\n";
-  for (size_t i = 0; i < links.size() && i < 8; ++i) {
-    out << pad(links[i].link, 26) << pad(format_bytes(links[i].bytes), 12)
-        << format_duration_ns(links[i].busy_ns) << "\n";
-  }
-  if (links.size() > 8) out << "(" << links.size() - 8 << " more links carried bytes)\n";
-
+  out << busiest_links(r);
   out << "\nfinished        " << format_duration_ns(r.finish_ns) << " (simulated)\n"
       << "lower bound     " << format_duration_ns(r.bound.total_ns) << " = busiest link "
       << format_duration_ns(r.bound.busiest_link_ns) << " ("
@@ -79,38 +84,15 @@ std::string broadcast_summary_text(const BroadcastReport& r) {
                                                              : std::string("-"))
       << ") + depth x chunk " << format_duration_ns(r.bound.startup_ns) << "\n"
       << "vs lower bound  " << ratio(static_cast<double>(r.finish_ns), static_cast<double>(r.bound.total_ns))
-      << "\n"
-      << "peak IB memory  " << format_bytes(r.peak_ib_bytes) << "\n"
-      << "chunks          " << format_count(r.chunks_issued) << ", control messages "
-      << format_count(r.messages_sent) << ", bytes on the wire "
-      << format_bytes(r.total_stats.bytes_on_wire_tx) << "\n"
-      << "events          " << format_count(r.events_processed) << "\n\n";
-  if (r.passed()) {
-    out << "PASS: every destination " << (r.payload ? "holds exactly the source bytes" : "completed")
-        << "; every invariant held\n";
-  } else {
-    out << "FAIL: " << r.problems.size() << " problems\n";
-    for (size_t i = 0; i < r.problems.size() && i < 20; ++i) out << "  " << r.problems[i] << "\n";
-    if (r.problems.size() > 20) out << "  ... and " << r.problems.size() - 20 << " more\n";
-  }
+      << "\n\n";
   return out.str();
 }
 
-nlohmann::ordered_json broadcast_results_json(const BroadcastReport& r) {
-  nlohmann::ordered_json j;
-  j["schema_version"] = 1;
-  j["backend"] = "sim";
-  j["scenario"] = {{"name", r.scenario_name}, {"path", r.scenario_path}};
-  j["seed"] = r.seed;
-  j["mode"] = r.payload ? "payload" : "timing";
-  j["ranks"] = r.ranks;
-  j["passed"] = r.passed();
-  j["problems"] = r.problems;
-  j["end_ns"] = r.simulated_end_ns;
-  j["events"] = r.events_processed;
-  size_t done = 0;
-  for (const auto& d : r.destinations) done += d.done_ns >= 0 ? 1 : 0;
-  j["workload"] = {{"kind", "broadcast"},
+void add_broadcast_results(nlohmann::ordered_json& j, const RunReport& report) {
+  TW_ASSERT(report.broadcast.has_value());
+  const BroadcastResult& r = *report.broadcast;
+  const size_t done = r.destinations_done();
+  j["workload"] = {{"kind", report.workload_kind},
                    {"finished", done == r.destinations.size() && !r.destinations.empty()},
                    {"destinations", r.destinations.size()},
                    {"destinations_done", done}};
@@ -141,22 +123,14 @@ nlohmann::ordered_json broadcast_results_json(const BroadcastReport& r) {
   j["lower_bound"] = {{"total_ns", r.bound.total_ns},
                       {"busiest_link_ns", r.bound.busiest_link_ns},
                       {"startup_ns", r.bound.startup_ns}};
-  j["peak_ib_bytes"] = r.peak_ib_bytes;
-  j["chunks"] = r.chunks_issued;
-  j["control_messages"] = r.messages_sent;
-  j["bytes_on_wire"] = r.total_stats.bytes_on_wire_tx;
-  return j;
 }
 
-std::string broadcast_results_json_text(const BroadcastReport& r) {
-  return broadcast_results_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-         "\n";
-}
-
-std::string transfer_graph_dot(const BroadcastReport& r) {
+std::string transfer_graph_dot(const RunReport& report) {
+  TW_ASSERT(report.broadcast.has_value());
+  const BroadcastResult& r = *report.broadcast;
   const collectives::TransferGraph& g = r.graph;
   std::ostringstream out;
-  out << "// tensorwire plan: " << one_line(r.scenario_name) << ", " << r.algorithm << ", "
+  out << "// tensorwire plan: " << one_line(report.scenario_name) << ", " << r.algorithm << ", "
       << format_bytes(r.bytes) << "\n"
       << "digraph transfer_graph {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n";
   std::map<uint32_t, std::vector<const collectives::TransferBuffer*>> by_node;

@@ -4,6 +4,8 @@
 #include <optional>
 #include <vector>
 
+#include "report/broadcast_report.h"
+
 namespace tensorwire::report {
 namespace {
 
@@ -97,30 +99,41 @@ Json step_json(const StepResult& step, const Json& wire_bytes, std::optional<int
 
 }  // namespace
 
-uint64_t tensors_transferred(const SimulationReport& report) {
+uint64_t tensors_transferred(const RunReport& report) {
   uint64_t n = 0;
   for (const StepResult& s : report.workload.steps) n += s.transfers.size();
   return n;
 }
 
-ProtocolCounters total_protocol_counters(const SimulationReport& report) {
+ProtocolCounters total_protocol_counters(const RunReport& report) {
   ProtocolCounters t;
   for (const ProtocolCounters& c : report.protocol_counters) add_counters(t, c);
   return t;
 }
 
-uint64_t control_messages(const SimulationReport& report) {
+uint64_t control_messages(const RunReport& report) {
   return counter_total(total_protocol_counters(report), CounterRole::kControlMessage);
 }
 
-double control_messages_per_tensor(const SimulationReport& report) {
+double control_messages_per_tensor(const RunReport& report) {
   const uint64_t tensors = tensors_transferred(report);
   if (tensors == 0) return 0.0;
   return static_cast<double>(control_messages(report)) / static_cast<double>(tensors);
 }
 
-Json results_json(const SimulationReport& report, const MeasuredWallTimes& measured) {
+Json problem_json(const Problem& p) {
   Json j;
+  j["kind"] = problem_kind_name(p.kind);
+  j["rank"] = p.rank ? Json(*p.rank) : Json(nullptr);
+  if (p.peer) j["peer"] = *p.peer;
+  j["text"] = p.text;
+  return j;
+}
+
+namespace {
+
+// What every run has, whatever its workload.
+void add_run_header(Json& j, const RunReport& report) {
   j["schema_version"] = kResultsSchemaVersion;
   j["backend"] = report.backend;
   j["scenario"] = Json{{"name", report.scenario_name}, {"path", report.scenario_path}};
@@ -128,12 +141,20 @@ Json results_json(const SimulationReport& report, const MeasuredWallTimes& measu
   j["mode"] = report.payload ? "payload" : "timing";
   j["ranks"] = report.ranks;
   j["passed"] = report.passed();
-  j["problems"] = report.problems;
-  j["end_ns"] = report.simulated_end_ns;
+  Json problems = Json::array();
+  for (const Problem& p : report.problems) problems.push_back(problem_json(p));
+  j["problems"] = std::move(problems);
+  // The simulator's clock is simulated time; a real backend's is the wall.
+  j[report.wall_time ? "wall_ns" : "end_ns"] = report.end_ns;
   j["events"] = report.events_processed;
+}
 
+// A point-to-point workload: its steps of tensors.
+void add_point_to_point_results(Json& j, const RunReport& report,
+                                const MeasuredWallTimes& measured) {
   const WorkloadResult& w = report.workload;
-  j["workload"] = Json{{"finished", w.finished},
+  j["workload"] = Json{{"kind", report.workload_kind},
+                       {"finished", w.finished},
                        {"steps", w.steps.size()},
                        {"tensors", tensors_transferred(report)},
                        {"recvs_failed", w.recvs_failed},
@@ -149,10 +170,14 @@ Json results_json(const SimulationReport& report, const MeasuredWallTimes& measu
         i < measured.transfer_ns.size() ? measured.transfer_ns[i] : no_measured_transfers));
   }
   j["steps"] = std::move(steps);
+}
 
+// The transport's and the protocol's counters, in total and per rank.
+void add_counters(Json& j, const RunReport& report) {
   j["transport"] = transport_json(report.total_stats);
-  Json p = protocol_json(total_protocol_counters(report));
-  p["control_messages_per_tensor"] = control_messages_per_tensor(report);
+  Json p = Json{{"name", report.protocol}};
+  p.update(protocol_json(total_protocol_counters(report)));
+  if (!report.broadcast) p["control_messages_per_tensor"] = control_messages_per_tensor(report);
   j["protocol"] = std::move(p);
 
   Json per_rank = Json::array();
@@ -168,11 +193,23 @@ Json results_json(const SimulationReport& report, const MeasuredWallTimes& measu
     per_rank.push_back(std::move(rank));
   }
   j["per_rank"] = std::move(per_rank);
+}
+
+}  // namespace
+
+Json results_json(const RunReport& report, const MeasuredWallTimes& measured) {
+  Json j;
+  add_run_header(j, report);
+  if (report.broadcast) {
+    add_broadcast_results(j, report);
+  } else {
+    add_point_to_point_results(j, report, measured);
+  }
+  add_counters(j, report);
   return j;
 }
 
-std::string results_json_text(const SimulationReport& report,
-                              const MeasuredWallTimes& measured) {
+std::string results_json_text(const RunReport& report, const MeasuredWallTimes& measured) {
   return results_json(report, measured)
              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
          "\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "report/broadcast_report.h"
 #include "report/results_json.h"
 #include "report/units_format.h"
 
@@ -45,7 +46,7 @@ uint64_t step_bytes(const StepResult& step) {
 
 // index: the step's position in the run, which picks its wire bytes ("-" for a
 // step that never finished).
-std::string step_row(const SimulationReport& report, size_t index) {
+std::string step_row(const RunReport& report, size_t index) {
   const StepResult& step = report.workload.steps[index];
   const std::string wire = index < report.step_wire_bytes.size()
                                ? format_bytes(report.step_wire_bytes[index])
@@ -60,66 +61,89 @@ std::string total_line(const char* label, const std::string& value) {
   return "  " + pad_right(label, 24) + value + "\n";
 }
 
-}  // namespace
-
-std::string summary_text(const SimulationReport& report, const SummaryOptions& options) {
-  std::string out;
-  out += "scenario  " + report.scenario_name;
+// The header: what ran.
+std::string run_header(const RunReport& report) {
+  std::string out = "scenario  " + report.scenario_name;
   if (!report.scenario_path.empty()) out += " (" + report.scenario_path + ")";
   out += "\n";
   out += "seed " + std::to_string(report.seed) + ", " +
          (report.payload ? "payload mode" : "timing-only mode") + ", " +
-         plural(report.ranks, "rank", "ranks") + ", backend " + report.backend + "\n\n";
+         plural(report.ranks, "rank", "ranks") + ", backend " + report.backend + ", protocol " +
+         report.protocol + "\n\n";
+  return out;
+}
 
+// The per-step table of a point-to-point workload, and the spread of step times.
+std::string step_table(const RunReport& report, const SummaryOptions& options) {
   const std::vector<StepResult>& steps = report.workload.steps;
-  if (steps.empty()) {
-    out += "no steps ran\n";
-  } else {
-    out += "  step        time   tensors  tensor bytes    wire bytes\n";
-    const size_t max_rows = std::max<size_t>(options.max_step_rows, 2);
-    const size_t tail = steps.size() > max_rows ? std::min<size_t>(5, max_rows / 2) : 0;
-    const size_t head = steps.size() > max_rows ? max_rows - tail : steps.size();
-    for (size_t i = 0; i < head; ++i) out += step_row(report, i);
-    if (tail > 0) {
-      out += "   ... " + plural(steps.size() - head - tail, "step", "steps") + " not shown\n";
-      for (size_t i = steps.size() - tail; i < steps.size(); ++i) out += step_row(report, i);
-    }
-    // Only steps that finished have an end (step_wire_bytes holds one entry
-    // per finished step, in order).
-    const size_t finished = std::min(steps.size(), report.step_wire_bytes.size());
-    if (finished > 1) {
-      TimeNs min_ns = std::numeric_limits<TimeNs>::max();
-      TimeNs max_ns = std::numeric_limits<TimeNs>::min();
-      TimeNs sum_ns = 0;
-      for (size_t i = 0; i < finished; ++i) {
-        const TimeNs d = steps[i].end_ns - steps[i].start_ns;
-        min_ns = std::min(min_ns, d);
-        max_ns = std::max(max_ns, d);
-        sum_ns += d;
-      }
-      out += "  step time min " + format_duration_ns(min_ns) + ", mean " +
-             format_duration_ns(sum_ns / static_cast<TimeNs>(finished)) + ", max " +
-             format_duration_ns(max_ns) + "\n";
-    }
+  if (steps.empty()) return "no steps ran\n\n";
+  std::string out = "  step        time   tensors  tensor bytes    wire bytes\n";
+  const size_t max_rows = std::max<size_t>(options.max_step_rows, 2);
+  const size_t tail = steps.size() > max_rows ? std::min<size_t>(5, max_rows / 2) : 0;
+  const size_t head = steps.size() > max_rows ? max_rows - tail : steps.size();
+  for (size_t i = 0; i < head; ++i) out += step_row(report, i);
+  if (tail > 0) {
+    out += "   ... " + plural(steps.size() - head - tail, "step", "steps") + " not shown\n";
+    for (size_t i = steps.size() - tail; i < steps.size(); ++i) out += step_row(report, i);
   }
-  out += "\n";
+  // Only steps that finished have an end (step_wire_bytes holds one entry
+  // per finished step, in order).
+  const size_t finished = std::min(steps.size(), report.step_wire_bytes.size());
+  if (finished > 1) {
+    TimeNs min_ns = std::numeric_limits<TimeNs>::max();
+    TimeNs max_ns = std::numeric_limits<TimeNs>::min();
+    TimeNs sum_ns = 0;
+    for (size_t i = 0; i < finished; ++i) {
+      const TimeNs d = steps[i].end_ns - steps[i].start_ns;
+      min_ns = std::min(min_ns, d);
+      max_ns = std::max(max_ns, d);
+      sum_ns += d;
+    }
+    out += "  step time min " + format_duration_ns(min_ns) + ", mean " +
+           format_duration_ns(sum_ns / static_cast<TimeNs>(finished)) + ", max " +
+           format_duration_ns(max_ns) + "\n";
+  }
+  return out + "\n";
+}
 
-  const TransportStats& t = report.total_stats;
+// "chunks 1,024, control messages 96, peak ib bytes 8 MiB": every counter of
+// the protocol, by its name (counters of bytes in bytes).
+std::string counter_list(const ProtocolCounters& counters) {
+  std::string out;
+  for (const ProtocolCounter& c : counters) {
+    std::string name = c.name;
+    for (char& ch : name) ch = ch == '_' ? ' ' : ch;
+    const bool bytes = c.name.size() > 6 && c.name.ends_with("_bytes");
+    if (!out.empty()) out += ", ";
+    out += name + " " + (bytes ? format_bytes(c.value) : format_count(c.value));
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The protocol line: control messages per tensor for a point-to-point
+// workload, the counters by name for a collective one.
+std::string protocol_line(const RunReport& report) {
   const ProtocolCounters p = total_protocol_counters(report);
-  const uint64_t tensors = tensors_transferred(report);
+  if (report.broadcast) return total_line("protocol counters", counter_list(p));
   std::array<char, 32> ratio{};
   std::snprintf(ratio.data(), ratio.size(), "%.2f", control_messages_per_tensor(report));
+  return total_line("control msgs / tensor",
+                    std::string(ratio.data()) + " (" + format_count(control_messages(report)) +
+                        " over " + plural(tensors_transferred(report), "tensor", "tensors") +
+                        ": " + control_message_breakdown(p) + ")");
+}
 
-  out += total_line(report.backend == "sim" ? "simulated time" : "wall time", format_duration_ns(report.simulated_end_ns) + " (" +
-                                          plural(report.events_processed, "event", "events") +
-                                          ")");
+// The totals people compare protocols by.
+std::string totals(const RunReport& report) {
+  const TransportStats& t = report.total_stats;
+  std::string out;
+  out += total_line(report.wall_time ? "wall time" : "simulated time",
+                    format_duration_ns(report.end_ns) + " (" +
+                        plural(report.events_processed, "event", "events") + ")");
   out += total_line("bytes on the wire",
                     format_bytes(t.bytes_on_wire_tx) + " (" + format_count(t.bytes_on_wire_tx) +
                         " B)");
-  out += total_line("control msgs / tensor",
-                    std::string(ratio.data()) + " (" + format_count(control_messages(report)) +
-                        " over " + plural(tensors, "tensor", "tensors") + ": " +
-                        control_message_breakdown(p) + ")");
+  out += protocol_line(report);
   out += total_line("RDMA operations",
                     plural(t.rdma_writes_with_imm, "write", "writes") + " with immediate, " +
                         plural(t.rdma_writes, "plain write", "plain writes") + ", " +
@@ -140,20 +164,38 @@ std::string summary_text(const SimulationReport& report, const SummaryOptions& o
                           ", " +
                           plural(t.completions_error, "error completion", "error completions"));
   }
-  out += "\n";
+  return out + "\n";
+}
 
-  if (report.passed()) {
-    out += report.payload ? "PASS: every tensor delivered and its content checked\n"
-                          : "PASS: every Recv completed (timing-only: content not checked)\n";
-  } else {
-    out += "FAIL: " + plural(report.problems.size(), "problem", "problems") + "\n";
-    const size_t shown = std::min(report.problems.size(), options.max_problems);
-    for (size_t i = 0; i < shown; ++i) out += "  - " + report.problems[i] + "\n";
-    if (shown < report.problems.size()) {
-      out += "  ... and " + format_count(report.problems.size() - shown) +
-             " more (all of them are in the results JSON)\n";
-    }
+std::string pass_line(const RunReport& report) {
+  if (report.broadcast) {
+    return report.payload ? "PASS: every destination holds exactly the source bytes; every "
+                            "invariant held\n"
+                          : "PASS: every destination completed; every invariant held\n";
   }
+  return report.payload ? "PASS: every tensor delivered and its content checked\n"
+                        : "PASS: every Recv completed (timing-only: content not checked)\n";
+}
+
+std::string verdict(const RunReport& report, const SummaryOptions& options) {
+  if (report.passed()) return pass_line(report);
+  std::string out = "FAIL: " + plural(report.problems.size(), "problem", "problems") + "\n";
+  const size_t shown = std::min(report.problems.size(), options.max_problems);
+  for (size_t i = 0; i < shown; ++i) out += "  - " + problem_line(report.problems[i]) + "\n";
+  if (shown < report.problems.size()) {
+    out += "  ... and " + format_count(report.problems.size() - shown) +
+           " more (all of them are in the results JSON)\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string summary_text(const RunReport& report, const SummaryOptions& options) {
+  std::string out = run_header(report);
+  out += report.broadcast ? broadcast_summary_section(report) : step_table(report, options);
+  out += totals(report);
+  out += verdict(report, options);
   return out;
 }
 

@@ -1,12 +1,13 @@
 // The human summary a run prints on stdout: what ran (scenario, seed, mode,
-// ranks), a per-step table, the totals people compare protocols by, and PASS
-// or FAIL with the problems. Deterministic text: no wall-clock times.
+// ranks, protocol), the workload's table (steps of tensors, or a broadcast's
+// destinations and links), the totals people compare protocols by, and PASS
+// or FAIL with the typed problems. Deterministic text: no wall-clock times.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-#include "runner/simulation_run.h"
+#include "runner/run_report.h"
 
 namespace tensorwire::report {
 
@@ -17,6 +18,6 @@ struct SummaryOptions {
   size_t max_problems = 20;
 };
 
-std::string summary_text(const SimulationReport& report, const SummaryOptions& options = {});
+std::string summary_text(const RunReport& report, const SummaryOptions& options = {});
 
 }  // namespace tensorwire::report

@@ -1,13 +1,15 @@
 #include "runner/broadcast_run.h"
 
-#include "core/collectives/realm_broadcast_protocol.h"
-
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "backend_sim/simulator.h"
+#include "core/assert.h"
 #include "core/collectives/broadcast_invariants.h"
+#include "core/collectives/realm_broadcast_protocol.h"
+#include "core/collectives/transfer_operation.h"
 #include "core/workload/tensor_content.h"
 #include "runner/model_hooks.h"
 
@@ -15,11 +17,165 @@ namespace tensorwire {
 namespace {
 
 using collectives::BufferRole;
-using collectives::MemoryId;
+using collectives::TransferOperation;
 
 constexpr uint64_t kPieceBytes = 16ull << 20;  // fill and check instances piece by piece
 
 uint64_t broadcast_content_key(uint64_t seed) { return content_key(seed, 0, "broadcast"); }
+
+using Instances = std::vector<std::map<uint32_t, Buffer>>;  // [rank][buffer id]
+
+// What one broadcast run holds while it runs: the plan, the simulated
+// cluster, the application's instances and one operation per rank.
+struct BroadcastRun {
+  const collectives::BroadcastWorkload& workload;
+  const collectives::ClusterTopology& topology;
+  const collectives::TransferGraph& graph;
+  sim::Simulator& simulator;
+  std::vector<RankEnv> envs;
+  Instances instances;
+  std::vector<std::unique_ptr<TransferOperation>> ops;
+  uint64_t key = 0;
+};
+
+// The application's instances: the source (filled in payload mode) and every
+// destination. False, with the problem reported, when memory runs out.
+bool allocate_instances(BroadcastRun& run, RunReport& report) {
+  std::vector<std::byte> piece;
+  const uint64_t bytes = run.workload.bytes;
+  for (const collectives::TransferBuffer& b : run.graph.buffers) {
+    if (b.role == BufferRole::kIB) continue;
+    MemorySpace& memory = run.envs[b.memory.node].memory;
+    Result<Buffer> buffer = memory.allocate(run.topology.kind_of(b.memory),
+                                            run.topology.device_of(b.memory), bytes);
+    if (!buffer) {
+      report.problems.push_back(bad_input_problem(b.name() + ": cannot allocate the instance: " +
+                                                  buffer.status().message()));
+      return false;
+    }
+    run.instances[b.memory.node][b.id] = *buffer;
+    if (b.role != BufferRole::kSource || !report.payload) continue;
+    for (uint64_t at = 0; at < bytes; at += kPieceBytes) {
+      piece.resize(std::min(kPieceBytes, bytes - at));
+      fill_content_at(run.key, at, piece);
+      if (Status st = memory.write_bytes(*buffer, at, piece); !st.is_ok()) {
+        report.problems.push_back(bad_input_problem("filling the source: " + st.to_string()));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Each rank's part: its error, or a hang when it went idle unfinished.
+void collect_rank_outcomes(const BroadcastRun& run, RunReport& report) {
+  for (RankId r = 0; r < report.ranks; ++r) {
+    const TransferOperation& op = *run.ops[r];
+    report.rank_stats.push_back(run.simulator.stats(r));
+    report.protocol_counters.push_back(op.counters());
+    report.broadcast->copy_first_busy_ns.insert(op.copy_first_busy_ns().begin(),
+                                               op.copy_first_busy_ns().end());
+    if (!op.status().is_ok()) {
+      report.problems.push_back(
+          transport_problem("rank " + std::to_string(r) + ": " + op.status().to_string(), r));
+    } else if (!op.finished()) {
+      report.problems.push_back(liveness_problem(
+          "rank " + std::to_string(r) + " went idle with its part of the broadcast unfinished", r));
+    }
+  }
+}
+
+// Where a destination's bytes differ from the source's, the invariants hear of it.
+void check_destination_bytes(BroadcastRun& run, uint32_t d,
+                             collectives::BroadcastInvariants& invariants) {
+  const collectives::TransferBuffer& b = run.graph.buffers[d];
+  MemorySpace& memory = run.envs[b.memory.node].memory;
+  const Buffer& buffer = run.instances[b.memory.node][d];
+  std::vector<std::byte> piece;
+  const uint64_t bytes = run.workload.bytes;
+  for (uint64_t at = 0; at < bytes; at += kPieceBytes) {
+    piece.resize(std::min(kPieceBytes, bytes - at));
+    if (Status st = memory.read_bytes(buffer, at, piece); !st.is_ok()) {
+      invariants.report_destination_mismatch(d, "cannot read it back: " + st.to_string());
+      return;
+    }
+    const size_t bad = first_content_mismatch_at(run.key, at, piece);
+    if (bad != piece.size()) {
+      invariants.report_destination_mismatch(
+          d, "byte " + std::to_string(at + bad) + " differs from the source");
+      return;
+    }
+  }
+}
+
+void collect_destinations(BroadcastRun& run, RunReport& report,
+                          collectives::BroadcastInvariants& invariants) {
+  BroadcastResult& result = *report.broadcast;
+  for (uint32_t d : run.graph.destinations) {
+    const collectives::TransferBuffer& b = run.graph.buffers[d];
+    BroadcastDestinationResult dest;
+    dest.buffer = d;
+    dest.memory = b.memory.name();
+    dest.depth = run.graph.depth_of(d);
+    const auto& done = run.ops[b.memory.node]->destination_done_ns();
+    if (auto it = done.find(d); it != done.end()) {
+      dest.done_ns = it->second;
+      result.finish_ns = std::max(result.finish_ns, it->second);
+    }
+    result.destinations.push_back(dest);
+    if (report.payload && dest.done_ns >= 0) check_destination_bytes(run, d, invariants);
+  }
+}
+
+// What must hold once a broadcast has ended (every IB buffer freed, every
+// destination complete) is moot for one a rank gave up with an error: that
+// rank's error is the problem reported.
+void collect_invariant_violations(const BroadcastRun& run, RunReport& report,
+                                  collectives::BroadcastInvariants& invariants) {
+  bool every_rank_ok = true;
+  for (const auto& op : run.ops) every_rank_ok = every_rank_ok && op->status().is_ok();
+  if (every_rank_ok) invariants.check_at_end();
+  for (const std::string& v : invariants.violations()) {
+    report.problems.push_back(safety_problem("invariant: " + v));
+  }
+  if (invariants.violation_count() > invariants.violations().size()) {
+    report.problems.push_back(safety_problem(
+        "invariant: ... and " +
+        std::to_string(invariants.violation_count() - invariants.violations().size()) +
+        " more violations"));
+  }
+}
+
+void collect_links(const BroadcastRun& run, BroadcastResult& result) {
+  const std::vector<uint64_t> link_bytes = run.graph.link_bytes(run.topology);
+  for (uint32_t l = 0; l < link_bytes.size(); ++l) {
+    if (link_bytes[l] == 0) continue;
+    result.links.push_back({result.link_names[l], link_bytes[l], result.bound.link_busy_ns[l]});
+  }
+}
+
+// Starts every rank's operation and runs the simulator until it is idle.
+void run_operations(BroadcastRun& run, RunReport& report, collectives::BroadcastInvariants& invariants,
+                    collectives::PlantedCollectiveBug planted) {
+  for (RankId r = 0; r < report.ranks; ++r) {
+    run.ops.push_back(std::make_unique<TransferOperation>(
+        run.envs[r], run.graph, run.topology, run.workload.options, &invariants, planted));
+  }
+  for (RankId r = 0; r < report.ranks; ++r) {
+    if (Status st = run.ops[r]->start(run.instances[r]); !st.is_ok()) {
+      report.problems.push_back(transport_problem(
+          "rank " + std::to_string(r) + ": start failed: " + st.to_string(), r));
+    }
+  }
+  if (report.problems.empty()) run_until_idle(run.simulator);
+}
+
+void release_run(BroadcastRun& run) {
+  for (auto& op : run.ops) op->release();
+  for (RankId r = 0; r < run.instances.size(); ++r) {
+    for (const auto& [id, buffer] : run.instances[r]) run.envs[r].memory.free(buffer);
+  }
+}
 
 }  // namespace
 
@@ -32,35 +188,32 @@ Result<collectives::TransferGraph> plan_scenario_broadcast(const Scenario& scena
   return collectives::plan_broadcast(topology, w.source, w.destinations, w.bytes, w.options);
 }
 
-BroadcastReport run_broadcast(const Scenario& scenario, const SimulationOptions& options,
-                              TraceSink& trace, collectives::PlantedCollectiveBug bug) {
-  BroadcastReport report;
+RunReport run_broadcast(const Scenario& scenario, const SimulationOptions& options,
+                        TraceSink& trace, collectives::PlantedCollectiveBug bug) {
+  RunReport report;
   report.scenario_name = scenario.name;
   report.scenario_path = scenario.source_path;
+  report.protocol = scenario.protocol.name;
+  report.workload_kind = "broadcast";
   report.seed = options.has_seed ? options.seed : scenario.seed;
   report.payload = scenario.payload && !options.timing_only;
-  if (!scenario.broadcast) {
-    report.problems.push_back("the scenario's workload is not a broadcast");
-    return report;
-  }
+  TW_ASSERT_MSG(scenario.broadcast.has_value(), "a collective protocol runs a broadcast workload");
   const collectives::BroadcastWorkload& w = *scenario.broadcast;
-  report.bytes = w.bytes;
-  report.options = w.options;
-  report.algorithm = collectives::broadcast_algorithm_name(w.options.algorithm);
+  BroadcastResult& result = report.broadcast.emplace();
+  result.bytes = w.bytes;
+  result.options = w.options;
+  result.algorithm = collectives::broadcast_algorithm_name(w.options.algorithm);
 
   collectives::ClusterTopology topology(scenario.cluster);
   Result<collectives::TransferGraph> planned =
       collectives::plan_broadcast(topology, w.source, w.destinations, w.bytes, w.options);
   if (!planned) {
-    report.problems.push_back("plan: " + planned.status().message());
+    report.problems.push_back(bad_input_problem("plan: " + planned.status().message()));
     return report;
   }
-  report.graph = std::move(planned).value();
-  const collectives::TransferGraph& graph = report.graph;
-  for (uint32_t l = 0; l < topology.link_count(); ++l) {
-    report.link_names.push_back(topology.link_name({l}));
-  }
-  report.bound = collectives::pipelined_lower_bound(graph, topology, w.options.max_chunk_bytes);
+  result.graph = std::move(planned).value();
+  for (uint32_t l = 0; l < topology.link_count(); ++l) result.link_names.push_back(topology.link_name({l}));
+  result.bound = collectives::pipelined_lower_bound(result.graph, topology, w.options.max_chunk_bytes);
 
   sim::SimOptions sim_options;
   sim_options.seed = report.seed;
@@ -68,121 +221,28 @@ BroadcastReport run_broadcast(const Scenario& scenario, const SimulationOptions&
   sim::Simulator simulator(scenario.cluster, sim_options, trace);
   report.ranks = simulator.world_size();
   attach_model_hooks(simulator, options);
-  collectives::BroadcastInvariants invariants(graph);
-  const uint64_t key = broadcast_content_key(report.seed);
-
-  // The application's instances: the source (filled) and every destination.
-  std::vector<std::map<uint32_t, Buffer>> instances(report.ranks);
-  std::vector<RankEnv> envs;
-  for (RankId r = 0; r < report.ranks; ++r) envs.push_back(simulator.env(r));
-  std::vector<std::byte> piece;
-  for (const collectives::TransferBuffer& b : graph.buffers) {
-    if (b.role == BufferRole::kIB) continue;
-    MemorySpace& memory = envs[b.memory.node].memory;
-    Result<Buffer> buffer =
-        memory.allocate(topology.kind_of(b.memory), topology.device_of(b.memory), w.bytes);
-    if (!buffer) {
-      report.problems.push_back(b.name() + ": cannot allocate the instance: " +
-                                buffer.status().message());
-      return report;
-    }
-    instances[b.memory.node][b.id] = *buffer;
-    if (b.role == BufferRole::kSource && report.payload) {
-      for (uint64_t at = 0; at < w.bytes; at += kPieceBytes) {
-        piece.resize(std::min(kPieceBytes, w.bytes - at));
-        fill_content_at(key, at, piece);
-        if (Status st = memory.write_bytes(*buffer, at, piece); !st.is_ok()) {
-          report.problems.push_back("filling the source: " + st.to_string());
-          return report;
-        }
-      }
-    }
-  }
-
+  collectives::BroadcastInvariants invariants(result.graph);
+  BroadcastRun run{w, topology, result.graph, simulator, {}, Instances(report.ranks), {},
+                   broadcast_content_key(report.seed)};
+  for (RankId r = 0; r < report.ranks; ++r) run.envs.push_back(simulator.env(r));
   const collectives::PlantedCollectiveBug planted =
       bug != collectives::PlantedCollectiveBug::kNone
           ? bug
           : collectives::options_of(scenario.protocol.options).planted_bug;
-  std::vector<std::unique_ptr<collectives::TransferOperation>> ops;
-  for (RankId r = 0; r < report.ranks; ++r) {
-    ops.push_back(std::make_unique<collectives::TransferOperation>(envs[r], graph, topology,
-                                                                   w.options, &invariants, planted));
+  if (!allocate_instances(run, report)) {
+    release_run(run);
+    return report;
   }
-  for (RankId r = 0; r < report.ranks; ++r) {
-    if (Status st = ops[r]->start(instances[r]); !st.is_ok()) {
-      report.problems.push_back("rank " + std::to_string(r) + ": start failed: " + st.to_string());
-    }
-  }
-  if (report.problems.empty()) run_until_idle(simulator);
+  run_operations(run, report, invariants, planted);
 
-  report.simulated_end_ns = simulator.now_ns();
+  report.end_ns = simulator.now_ns();
   report.events_processed = simulator.events_processed();
   report.total_stats = simulator.total_stats();
-  for (RankId r = 0; r < report.ranks; ++r) {
-    const collectives::TransferOperation& op = *ops[r];
-    report.peak_ib_bytes += op.peak_ib_bytes();
-    report.chunks_issued += op.chunks_issued();
-    report.messages_sent += op.messages_sent();
-    report.copy_first_busy_ns.insert(op.copy_first_busy_ns().begin(), op.copy_first_busy_ns().end());
-    if (!op.status().is_ok()) {
-      report.problems.push_back("rank " + std::to_string(r) + ": " + op.status().to_string());
-    } else if (!op.finished()) {
-      report.problems.push_back("liveness: rank " + std::to_string(r) +
-                                " went idle with its part of the broadcast unfinished");
-    }
-  }
-  for (uint32_t d : graph.destinations) {
-    const collectives::TransferBuffer& b = graph.buffers[d];
-    BroadcastDestinationResult result;
-    result.buffer = d;
-    result.memory = b.memory.name();
-    result.depth = graph.depth_of(d);
-    const auto& done = ops[b.memory.node]->destination_done_ns();
-    if (auto it = done.find(d); it != done.end()) {
-      result.done_ns = it->second;
-      report.finish_ns = std::max(report.finish_ns, it->second);
-    }
-    report.destinations.push_back(result);
-    if (!report.payload || result.done_ns < 0) continue;
-    MemorySpace& memory = envs[b.memory.node].memory;
-    const Buffer& buffer = instances[b.memory.node][d];
-    for (uint64_t at = 0; at < w.bytes; at += kPieceBytes) {
-      piece.resize(std::min(kPieceBytes, w.bytes - at));
-      if (Status st = memory.read_bytes(buffer, at, piece); !st.is_ok()) {
-        invariants.report_destination_mismatch(d, "cannot read it back: " + st.to_string());
-        break;
-      }
-      const size_t bad = first_content_mismatch_at(key, at, piece);
-      if (bad != piece.size()) {
-        invariants.report_destination_mismatch(
-            d, "byte " + std::to_string(at + bad) + " differs from the source");
-        break;
-      }
-    }
-  }
-  // What must hold once a broadcast has ended (every IB buffer freed, every
-  // destination complete) is moot for one a rank gave up with an error: that
-  // rank's error is the problem reported.
-  bool every_rank_ok = true;
-  for (const auto& op : ops) every_rank_ok = every_rank_ok && op->status().is_ok();
-  if (every_rank_ok) invariants.check_at_end();
-  for (const std::string& v : invariants.violations()) report.problems.push_back("invariant: " + v);
-  if (invariants.violation_count() > invariants.violations().size()) {
-    report.problems.push_back("invariant: ... and " +
-                              std::to_string(invariants.violation_count() -
-                                             invariants.violations().size()) +
-                              " more violations");
-  }
-
-  const std::vector<uint64_t> link_bytes = graph.link_bytes(topology);
-  for (uint32_t l = 0; l < link_bytes.size(); ++l) {
-    if (link_bytes[l] == 0) continue;
-    report.links.push_back({report.link_names[l], link_bytes[l], report.bound.link_busy_ns[l]});
-  }
-  for (auto& op : ops) op->release();
-  for (RankId r = 0; r < report.ranks; ++r) {
-    for (const auto& [id, buffer] : instances[r]) envs[r].memory.free(buffer);
-  }
+  collect_rank_outcomes(run, report);
+  collect_destinations(run, report, invariants);
+  collect_invariant_violations(run, report, invariants);
+  collect_links(run, result);
+  release_run(run);
   return report;
 }
 

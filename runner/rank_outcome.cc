@@ -65,6 +65,17 @@ struct DecodeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// [kind, text] from a peer: the kind must be one we know, the text a line.
+Problem problem_from_json(const Json& j, RankId rank) {
+  if (!j.is_array() || j.size() != 2 || !j[0].is_string() || !j[1].is_string()) {
+    throw DecodeError("a problem is not [kind, text]");
+  }
+  const std::optional<ProblemKind> kind = problem_kind_named(j[0].get<std::string>());
+  if (!kind) throw DecodeError("a problem of unknown kind '" + j[0].get<std::string>() + "'");
+  if (j[1].get<std::string>().empty()) throw DecodeError("a problem with no text");
+  return Problem{*kind, rank, std::nullopt, j[1].get<std::string>()};
+}
+
 TransferResult transfer_from_json(const Json& j) {
   TransferResult t;
   t.step_id = u64(j, "step_id");
@@ -163,7 +174,12 @@ std::string encode_rank_outcome(const RankOutcome& o) {
   Json transport;
   for (const TransportField& f : kTransportFields) transport[f.name] = o.transport.*(f.field);
   j["transport"] = std::move(transport);
-  j["problems"] = o.problems;
+  // [kind, text]: the rank is the outcome's.
+  Json problems = Json::array();
+  for (const Problem& p : o.problems) {
+    problems.push_back(Json::array({problem_kind_name(p.kind), p.text}));
+  }
+  j["problems"] = std::move(problems);
   // [track, name, start_ns, duration_ns or -1 for an instant, detail]
   Json trace = Json::array();
   for (const TraceEvent& e : o.trace) {
@@ -206,7 +222,7 @@ Result<RankOutcome> decode_rank_outcome(std::string_view text, RankId expected_r
     if (Status st = decode_counters(j.at("protocol"), who, o.protocol); !st.is_ok()) return st;
     const Json& transport = j.at("transport");
     for (const TransportField& f : kTransportFields) o.transport.*(f.field) = u64(transport, f.name);
-    o.problems = j.at("problems").get<std::vector<std::string>>();
+    for (const Json& p : j.at("problems")) o.problems.push_back(problem_from_json(p, o.rank));
     for (const Json& e : j.at("trace")) {
       if (!e.is_array() || e.size() != 5) {
         throw DecodeError("a trace event is not [track, name, start_ns, duration_ns, detail]");
@@ -245,11 +261,16 @@ MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool comple
     m.rank_stats.push_back(p.transport);
     m.protocol_counters.push_back(p.protocol);
     if (!p.finished) {
-      m.problems.push_back("rank " + std::to_string(p.rank) + ": the workload did not finish" +
-                           (p.stop_reason.empty() ? std::string() : ": " + p.stop_reason));
+      m.problems.push_back(liveness_problem(
+          "rank " + std::to_string(p.rank) + ": the workload did not finish" +
+              (p.stop_reason.empty() ? std::string() : ": " + p.stop_reason),
+          p.rank));
     }
-    for (const std::string& line : p.problems) {
-      m.problems.push_back("rank " + std::to_string(p.rank) + ": " + line);
+    for (const Problem& own : p.problems) {
+      Problem q = own;
+      q.rank = p.rank;
+      q.text = "rank " + std::to_string(p.rank) + ": " + own.text;
+      m.problems.push_back(std::move(q));
     }
   }
   for (size_t i = 0; i < first.steps.size(); ++i) {
@@ -270,17 +291,17 @@ MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool comple
       finished_everywhere = finished_everywhere && s.finished;
       wire_bytes += s.wire_bytes;
       if (s.step_id != base.step_id) {
-        m.problems.push_back("rank " + std::to_string(p.rank) + " played step " +
-                             std::to_string(s.step_id) + " where rank " +
-                             std::to_string(first.rank) + " played step " +
-                             std::to_string(base.step_id));
+        m.problems.push_back(bad_input_problem(
+            "rank " + std::to_string(p.rank) + " played step " + std::to_string(s.step_id) +
+            " where rank " + std::to_string(first.rank) + " played step " +
+            std::to_string(base.step_id)));
         continue;
       }
       for (const auto& [index, t] : s.recvs) {
         if (t.dst != p.rank || !by_index.emplace(index, t).second) {
-          m.problems.push_back("rank " + std::to_string(p.rank) + " reported transfer " +
-                               std::to_string(index) + " of step " +
-                               std::to_string(base.step_id) + " that is not its to report");
+          m.problems.push_back(bad_input_problem(
+              "rank " + std::to_string(p.rank) + " reported transfer " + std::to_string(index) +
+              " of step " + std::to_string(base.step_id) + " that is not its to report"));
         }
       }
     }
@@ -288,8 +309,9 @@ MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool comple
     size_t expected = 0;
     for (auto& [index, t] : by_index) {
       if (complete && index != expected) {
-        m.problems.push_back("step " + std::to_string(base.step_id) + ": no rank reported transfer " +
-                             std::to_string(expected));
+        m.problems.push_back(bad_input_problem("step " + std::to_string(base.step_id) +
+                                               ": no rank reported transfer " +
+                                               std::to_string(expected)));
       }
       expected = index + 1;
       step.transfers.push_back(std::move(t));

@@ -1,5 +1,5 @@
 // What one rank of a verbs run knows when its part is over, and how the parts
-// of every rank become one SimulationReport with the simulator's schema.
+// of every rank become one RunReport with the simulator's schema.
 //
 // In a run with one process per rank, rank r has played only its own Sends
 // and Recvs: it knows the Recvs whose dst is r, its protocol counters and its
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/transport_stats.h"
+#include "core/problem.h"
 #include "core/protocol_counters.h"
 #include "core/trace_recording.h"
 #include "core/workload/workload_driver.h"
@@ -50,7 +51,7 @@ struct RankOutcome {
   std::vector<RankStepOutcome> steps;
   ProtocolCounters protocol;
   TransportStats transport;
-  std::vector<std::string> problems;  // this rank's own (left pending, NIC errors, ...)
+  std::vector<Problem> problems;  // this rank's own (left pending, NIC errors, ...)
   // This rank's trace events when the run is traced (empty otherwise), on
   // this rank's own clock, and what puts them on the run's one time line.
   std::vector<TraceEvent> trace;
@@ -73,7 +74,7 @@ struct MergedRun {
   std::vector<std::vector<std::optional<int64_t>>> measured_transfer_ns;
   std::vector<TransportStats> rank_stats;
   std::vector<ProtocolCounters> protocol_counters;
-  std::vector<std::string> problems;
+  std::vector<Problem> problems;
 };
 
 // Merges parts in rank order. With `complete`, parts holds every rank of the

@@ -5,26 +5,57 @@
 
 #include "backend_sim/simulator.h"
 #include "core/assert.h"
+#include "runner/broadcast_run.h"
 #include "runner/model_hooks.h"
 
 namespace tensorwire {
+namespace {
 
-std::string transfer_problem(uint64_t step_id, const TransferResult& t) {
-  const std::string where = "step " + std::to_string(step_id) + " '" + t.name + "' " +
-                            std::to_string(t.src) + "->" + std::to_string(t.dst) + ": ";
-  if (!t.status.is_ok()) return where + "recv failed: " + t.status.to_string();
-  if (!t.mismatch.empty()) return where + t.mismatch;
-  return {};
-}
-
-SimulationReport run_simulation(const Scenario& scenario, const SimulationOptions& options,
-                                TraceSink& trace, ProgressCallback on_progress) {
-  SimulationReport report;
+RunReport report_header(const Scenario& scenario, const SimulationOptions& options) {
+  RunReport report;
   report.scenario_name = scenario.name;
   report.scenario_path = scenario.source_path;
+  report.protocol = scenario.protocol.name;
+  report.workload_kind = scenario.workload.kind;
   report.seed = options.has_seed ? options.seed : scenario.seed;
   report.payload = scenario.payload && !options.timing_only;
+  return report;
+}
 
+// Every check a point-to-point run must pass once the simulator is idle; each
+// failure is one typed problem naming what and where.
+void check_point_to_point_run(RunReport& report,
+                              const std::vector<std::unique_ptr<Rendezvous>>& rendezvous) {
+  const WorkloadResult& w = report.workload;
+  if (!w.finished) {
+    report.problems.push_back(liveness_problem(
+        "the simulator went idle with the workload unfinished (step " +
+        std::to_string(w.steps.empty() ? 0 : w.steps.back().step_id) + ")"));
+  }
+  for (const StepResult& s : w.steps) {
+    for (const TransferResult& t : s.transfers) {
+      if (std::optional<Problem> p = transfer_problem(s.step_id, t)) {
+        report.problems.push_back(std::move(*p));
+      }
+    }
+  }
+  if (w.recvs_completed_twice > 0) {
+    report.problems.push_back(safety_problem(std::to_string(w.recvs_completed_twice) +
+                                             " Recv done callbacks ran more than once"));
+  }
+  for (RankId r = 0; r < report.ranks; ++r) {
+    if (const size_t work = rendezvous[r]->outstanding_work(); work != 0) {
+      report.problems.push_back(liveness_problem(
+          "rank " + std::to_string(r) + ": " + std::to_string(work) +
+              " protocol requests or responses still pending at the end",
+          r));
+    }
+  }
+}
+
+RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& options,
+                             TraceSink& trace, const ProgressCallback& on_progress) {
+  RunReport report = report_header(scenario, options);
   sim::SimOptions sim_options;
   sim_options.seed = report.seed;
   sim_options.payload = report.payload;
@@ -33,8 +64,6 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
   attach_model_hooks(simulator, options);
 
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();
-  TW_ASSERT_MSG(protocol.shape() == ProtocolShape::kPointToPoint,
-                "collectives run through run_broadcast");
   std::vector<std::unique_ptr<Rendezvous>> rendezvous;
   std::vector<Rendezvous*> rendezvous_ptrs;
   std::vector<RankEnv> envs;
@@ -43,9 +72,9 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
     rendezvous.push_back(protocol.make_rendezvous(envs.back(), scenario.protocol.options));
     TW_ASSERT(rendezvous.back() != nullptr);
     rendezvous_ptrs.push_back(rendezvous.back().get());
-    Status st = rendezvous.back()->start();
-    if (!st.is_ok()) {
-      report.problems.push_back("rank " + std::to_string(r) + ": start failed: " + st.to_string());
+    if (Status st = rendezvous.back()->start(); !st.is_ok()) {
+      report.problems.push_back(
+          transport_problem("rank " + std::to_string(r) + ": start failed: " + st.to_string(), r));
       return report;
     }
   }
@@ -64,7 +93,7 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
   run_until_idle(simulator);
   driver.release_memory();
 
-  report.simulated_end_ns = simulator.now_ns();
+  report.end_ns = simulator.now_ns();
   report.events_processed = simulator.events_processed();
   report.workload = driver.result();
   for (RankId r = 0; r < report.ranks; ++r) {
@@ -73,32 +102,35 @@ SimulationReport run_simulation(const Scenario& scenario, const SimulationOption
     add_transition_tables(report.transitions, rendezvous[r]->transition_tables());
   }
   report.total_stats = simulator.total_stats();
-
-  // Every check a run must pass; each failure is one line naming what and where.
-  const WorkloadResult& w = report.workload;
-  if (!w.finished) {
-    report.problems.push_back(
-        "liveness: the simulator went idle with the workload unfinished (step " +
-        std::to_string(w.steps.empty() ? 0 : w.steps.back().step_id) + ")");
-  }
-  for (const StepResult& s : w.steps) {
-    for (const TransferResult& t : s.transfers) {
-      if (std::string p = transfer_problem(s.step_id, t); !p.empty()) {
-        report.problems.push_back(std::move(p));
-      }
-    }
-  }
-  if (w.recvs_completed_twice > 0) {
-    report.problems.push_back(std::to_string(w.recvs_completed_twice) +
-                              " Recv done callbacks ran more than once");
-  }
-  for (RankId r = 0; r < report.ranks; ++r) {
-    if (const size_t work = rendezvous[r]->outstanding_work(); work != 0) {
-      report.problems.push_back("rank " + std::to_string(r) + ": " + std::to_string(work) +
-                                " protocol requests or responses still pending at the end");
-    }
-  }
+  check_point_to_point_run(report, rendezvous);
   return report;
+}
+
+}  // namespace
+
+std::optional<Problem> transfer_problem(uint64_t step_id, const TransferResult& t) {
+  const std::string where = "step " + std::to_string(step_id) + " '" + t.name + "' " +
+                            std::to_string(t.src) + "->" + std::to_string(t.dst) + ": ";
+  if (!t.status.is_ok()) {
+    return transport_problem(where + "recv failed: " + t.status.to_string(), t.dst, t.src);
+  }
+  if (!t.mismatch.empty()) {
+    Problem p = safety_problem(where + t.mismatch, t.dst);
+    p.peer = t.src;
+    return p;
+  }
+  return std::nullopt;
+}
+
+RunReport run_simulation(const Scenario& scenario, const SimulationOptions& options,
+                         TraceSink& trace, ProgressCallback on_progress) {
+  switch (scenario.protocol.descriptor().shape()) {
+    case ProtocolShape::kPointToPoint:
+      return run_point_to_point(scenario, options, trace, on_progress);
+    case ProtocolShape::kCollective:
+      return run_broadcast(scenario, options, trace);
+  }
+  TW_UNREACHABLE("a protocol of unknown shape");
 }
 
 }  // namespace tensorwire

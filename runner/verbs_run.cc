@@ -103,11 +103,6 @@ class TracedStretch {
 
 Status check_scenario_for_verbs(Scenario& scenario, uint32_t world, bool gpu_as_host) {
   const std::string where = scenario.source_path.empty() ? scenario.name : scenario.source_path;
-  if (scenario.broadcast) {
-    return Status(StatusCode::kInvalidArgument,
-                  where + ": [workload] kind = \"broadcast\" does not run on the verbs backend "
-                          "yet (it runs workloads of kind \"tensors\" and \"parameter_server\")");
-  }
   if (scenario.protocol.descriptor().shape() != ProtocolShape::kPointToPoint) {
     return Status(StatusCode::kInvalidArgument, where + ": [protocol] name = \"" +
                                                     scenario.protocol.name +
@@ -214,10 +209,12 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   Result<std::unique_ptr<verbs::VerbsNic>> nic = verbs::connect_verbs_nic(nic_options, coordinator);
   if (!nic.is_ok()) return nic.status();  // connect_verbs_nic has aborted the coordinator
 
-  SimulationReport& report = out.report;
+  RunReport& report = out.report;
   report.scenario_name = scenario.name;
   report.scenario_path = scenario.source_path;
   report.backend = "verbs";
+  report.protocol = scenario.protocol.name;
+  report.workload_kind = scenario.workload.kind;
   report.seed = options.has_seed ? options.seed : scenario.seed;
   report.payload = true;  // verbs always moves the bytes, and they are always checked
   report.ranks = options.world;
@@ -252,7 +249,7 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
     wire_bytes_at_last_step_end = now;
   });
 
-  std::vector<std::string> local_problems;
+  std::vector<Problem> local_problems;
   uint64_t events = 0;
   uint32_t idle_turns = 0;
   uint64_t phases_agreed = 0;
@@ -341,8 +338,9 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
     events += *n;
   }
   if (const size_t work = rendezvous.outstanding_work(); work != 0) {
-    local_problems.push_back(std::to_string(work) +
-                             " protocol requests or responses still pending at the end");
+    local_problems.push_back(liveness_problem(
+        std::to_string(work) + " protocol requests or responses still pending at the end",
+        options.rank));
   }
 
   RankOutcome mine = rank_outcome_of(options.rank, driver.result(), step_wire_bytes);
@@ -381,15 +379,16 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
       Result<RankOutcome> part = decode_rank_outcome((*gathered)[r], r);
       if (!part.is_ok()) {
         parts.clear();
-        mine.problems.push_back(part.status().message());
+        mine.problems.push_back(bad_input_problem(part.status().message()));
         break;
       }
       parts.push_back(std::move(*part));
     }
   } else {
-    mine.problems.push_back("the ranks' results could not be gathered (only this rank's Recvs "
-                            "are reported): " +
-                            gathered.status().message());
+    mine.problems.push_back(transport_problem(
+        "the ranks' results could not be gathered (only this rank's Recvs are reported): " +
+            gathered.status().message(),
+        options.rank));
   }
   out.whole_run = !parts.empty();
   if (parts.empty()) parts.push_back(mine);
@@ -401,21 +400,22 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   report.rank_stats = std::move(merged.rank_stats);
   report.protocol_counters = std::move(merged.protocol_counters);
   for (const TransportStats& s : report.rank_stats) report.total_stats += s;
-  report.simulated_end_ns = env.clock().now_ns();
+  report.end_ns = env.clock().now_ns();
+  report.wall_time = true;
   report.events_processed = events;
   out.measured_step_ns = std::move(merged.measured_step_ns);
   out.measured_transfer_ns = std::move(merged.measured_transfer_ns);
   report.problems = std::move(merged.problems);
   for (const StepResult& s : report.workload.steps) {
     for (const TransferResult& t : s.transfers) {
-      if (std::string p = transfer_problem(s.step_id, t); !p.empty()) {
-        report.problems.push_back(std::move(p));
+      if (std::optional<Problem> p = transfer_problem(s.step_id, t)) {
+        report.problems.push_back(std::move(*p));
       }
     }
   }
   if (report.workload.recvs_completed_twice > 0) {
-    report.problems.push_back(std::to_string(report.workload.recvs_completed_twice) +
-                              " Recv done callbacks ran more than once");
+    report.problems.push_back(safety_problem(std::to_string(report.workload.recvs_completed_twice) +
+                                             " Recv done callbacks ran more than once"));
   }
   driver.release_memory();
   return out;

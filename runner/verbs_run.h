@@ -6,7 +6,7 @@
 // is always moved and every delivered tensor is checked byte for byte, as on
 // the simulator (the receiver recomputes the content from seed, step and
 // name). At the end the ranks all-gather their parts and each one merges
-// them, so every rank returns the same whole-run SimulationReport.
+// them, so every rank returns the same whole-run RunReport.
 //
 // Scenario fields only the simulator can use (bandwidths, latencies, costs)
 // are ignored; fields verbs cannot honour are refused before anything
@@ -65,7 +65,7 @@ struct VerbsRunOptions {
 };
 
 struct VerbsRunReport {
-  SimulationReport report;  // backend "verbs"; same schema as the simulator's
+  RunReport report;  // backend "verbs"; same schema as the simulator's
   // Wall times (the backend's clock is the monotonic clock, so they are the
   // steps' and Recvs' own durations), indexed like report.workload.steps.
   std::vector<std::optional<int64_t>> measured_step_ns;

@@ -211,7 +211,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
     model::Execution e = model::run_execution(model::model_scenario(scenario), seed, replay, none,
                                               nullptr, {options.faults, -1});
     out << "replayed: " << model::check_outcome_name(e.outcome) << "\n";
-    for (const std::string& p : e.problems) out << "  " << p << "\n";
+    for (const Problem& p : e.problems) out << "  " << problem_line(p) << "\n";
     options.seed = seed;
     strategy_name = "replay of " + schedule->strategy;
     if (e.diverged) {
@@ -260,7 +260,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
     if (!report.counterexample) return kExitOk;
     failing = std::move(report.counterexample);
     out << "failing schedule: " << report.schedules << " of this run\n";
-    for (const std::string& p : failing->problems) out << "  " << p << "\n";
+    for (const Problem& p : failing->problems) out << "  " << problem_line(p) << "\n";
   }
 
   // Write the counterexample: the schedule, and a trace of re-running it.

@@ -192,27 +192,17 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
   chrome_trace.set_metadata("seed", std::to_string(seed));
   chrome_trace.set_metadata("mode", payload ? "payload" : "timing");
 
-  std::string json_text;
-  bool passed = false;
-  if (scenario.broadcast) {
-    BroadcastReport result = run_broadcast(scenario, options, trace);
-    out << "\n" << report::broadcast_summary_text(result);
-    passed = result.passed();
-    if (json_file) json_text = report::broadcast_results_json_text(result);
-  } else {
-    SimulationReport result;
-    {
-      report::ProgressBar bar(err, progress);
-      result = run_simulation(scenario, options, trace,
-                              [&bar](size_t done, size_t total) { bar.update(done, total); });
-      bar.finish();
-    }
-    out << "\n" << report::summary_text(result);
-    passed = result.passed();
-    if (json_file) json_text = report::results_json_text(result);
+  RunReport result;
+  {
+    report::ProgressBar bar(err, progress);
+    result = run_simulation(scenario, options, trace,
+                            [&bar](size_t done, size_t total) { bar.update(done, total); });
+    bar.finish();
   }
+  out << "\n" << report::summary_text(result);
+  const std::string json_text = json_file ? report::results_json_text(result) : std::string();
 
-  int code = passed ? kExitOk : kExitCheckFailed;
+  int code = result.passed() ? kExitOk : kExitCheckFailed;
   if (json_file) {
     Status st = json_file->write_and_close(json_text);
     if (!st.is_ok()) {
@@ -255,10 +245,11 @@ int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err) {
   std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
   if (!loaded) return kExitBadInput;
   const Scenario& scenario = *loaded;
-  if (!scenario.broadcast) {
-    err << kErrorPrefix << "'" << args.scenario_path
-        << "' has no broadcast workload ([workload] kind = \"broadcast\"); plan draws "
-           "broadcast transfer graphs\n";
+  if (scenario.protocol.descriptor().shape() != ProtocolShape::kCollective) {
+    err << kErrorPrefix << "'" << args.scenario_path << "' runs the point-to-point protocol '"
+        << scenario.protocol.name
+        << "'; plan draws the transfer graphs of collective protocols ([workload] kind = "
+           "\"broadcast\")\n";
     return kExitBadInput;
   }
   if (Result<collectives::TransferGraph> g = plan_scenario_broadcast(scenario); !g) {
@@ -280,8 +271,8 @@ int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err) {
   SimulationOptions options;
   options.timing_only = true;
   NullTraceSink trace;
-  BroadcastReport result = run_broadcast(scenario, options, trace);
-  out << report::broadcast_summary_text(result);
+  const RunReport result = run_simulation(scenario, options, trace);
+  out << report::summary_text(result);
   int code = result.passed() ? kExitOk : kExitCheckFailed;
   if (dot_file) {
     Status st = dot_file->write_and_close(report::transfer_graph_dot(result));

@@ -29,6 +29,7 @@
 #include "core/collectives/ib_memory.h"
 #include "core/collectives/planted_collective_bug.h"
 #include "core/collectives/transfer_graph.h"
+#include "core/protocol_counters.h"
 #include "core/rank_env.h"
 
 namespace tensorwire::collectives {
@@ -62,6 +63,13 @@ class TransferOperation {
   uint64_t ib_bytes_in_use() const;
   uint64_t chunks_issued() const { return chunks_issued_; }
   uint64_t messages_sent() const { return messages_sent_; }
+  // The same, as the protocol's named counters for the report (peak IB bytes
+  // sums over the ranks into the cluster's total of per-rank peaks).
+  ProtocolCounters counters() const {
+    return {{"chunks", CounterRole::kContentTransfer, chunks_issued_},
+            {"control_messages", CounterRole::kControlMessage, messages_sent_},
+            {"peak_ib_bytes", CounterRole::kOther, peak_ib_bytes_}};
+  }
 
   // Deregisters and frees what start() allocated and detaches from the NIC's
   // completions. Call it once the backend is idle (copy-engine callbacks in

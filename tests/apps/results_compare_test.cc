@@ -178,7 +178,7 @@ TEST(ResultsCompare, StepsAndTensorsInOneFileOnlyAreListedNotDropped) {
 }
 
 TEST(ResultsCompare, AStepThatNeverFinishedHasNoTimeAndNoRatio) {
-  SimulationReport unfinished = sample_report();
+  RunReport unfinished = sample_report();
   unfinished.workload.finished = false;
   unfinished.workload.steps[1].end_ns = 0;  // what the driver leaves: duration_ns < 0
   unfinished.workload.steps[1].transfers[1].done = false;

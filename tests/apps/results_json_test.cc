@@ -30,7 +30,7 @@ TEST(ResultsJson, SaysWhatRan) {
 }
 
 TEST(ResultsJson, TimingOnlyRunsSayTiming) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   r.payload = false;
   EXPECT_EQ(results_json(r).at("mode"), "timing");
 }
@@ -51,7 +51,7 @@ TEST(ResultsJson, StepsCarryTimesTransfersAndBytes) {
 }
 
 TEST(ResultsJson, AStepThatNeverFinishedHasNullWireBytes) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   r.step_wire_bytes.pop_back();
   const auto steps = results_json(r).at("steps");
   EXPECT_EQ(steps[0].at("wire_bytes"), 2 << 20);
@@ -76,7 +76,7 @@ TEST(ResultsJson, StepsCarryEachTensorsTimes) {
 }
 
 TEST(ResultsJson, ARecvThatNeverCompletedHasNullTimes) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   r.workload.steps[1].transfers[0].done = false;
   const auto weights = results_json(r).at("steps")[1].at("per_tensor")[0];
   EXPECT_TRUE(weights.at("done_ns").is_null());
@@ -105,14 +105,22 @@ TEST(ResultsJson, MeasuredWallTimesAreWrittenWhereSet) {
 }
 
 TEST(ResultsJson, FailedTransfersAndProblemsAreReported) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   r.workload.steps[0].transfers[1].status = Status(StatusCode::kAborted, "step aborted");
   r.workload.steps[1].transfers[0].mismatch = "byte 7 differs";
-  r.problems = {"step 0 'bias' 1->0: recv failed", "step 1 'weights' 0->1: byte 7 differs"};
+  r.problems = {transport_problem("step 0 'bias' 1->0: recv failed", 0, 1),
+                safety_problem("step 1 'weights' 0->1: byte 7 differs", 1)};
   const auto j = results_json(r);
   EXPECT_EQ(j.at("passed"), false);
   ASSERT_EQ(j.at("problems").size(), 2u);
-  EXPECT_EQ(j.at("problems")[1], "step 1 'weights' 0->1: byte 7 differs");
+  // Typed: the kind decides, the rank (and the peer, where there is one) say where.
+  EXPECT_EQ(j.at("problems")[0].at("kind"), "transport");
+  EXPECT_EQ(j.at("problems")[0].at("rank"), 0);
+  EXPECT_EQ(j.at("problems")[0].at("peer"), 1);
+  EXPECT_EQ(j.at("problems")[1].at("kind"), "safety");
+  EXPECT_EQ(j.at("problems")[1].at("rank"), 1);
+  EXPECT_FALSE(j.at("problems")[1].contains("peer"));
+  EXPECT_EQ(j.at("problems")[1].at("text"), "step 1 'weights' 0->1: byte 7 differs");
   EXPECT_EQ(j.at("steps")[0].at("transfers_failed"), 1);
   EXPECT_EQ(j.at("steps")[1].at("transfers_failed"), 1);
 }
@@ -146,7 +154,7 @@ TEST(ResultsJson, ProtocolTotalsCountControlMessagesPerTensor) {
 }
 
 TEST(ResultsJson, NoTensorsMeansZeroControlMessagesPerTensorNotADivisionByZero) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   r.workload.steps.clear();
   EXPECT_EQ(control_messages_per_tensor(r), 0.0);
   EXPECT_EQ(results_json(r).at("protocol").at("control_messages_per_tensor"), 0.0);
@@ -177,8 +185,8 @@ TEST(ResultsJson, TextIsStableAndKeepsFieldOrder) {
 }
 
 TEST(ResultsJson, InvalidUtf8InAProblemIsReplacedNotThrown) {
-  SimulationReport r = sample_report();
-  r.problems = {std::string("tensor '\xff\xfe' failed")};
+  RunReport r = sample_report();
+  r.problems = {safety_problem(std::string("tensor '\xff\xfe' failed"))};
   std::string text;
   ASSERT_NO_THROW(text = results_json_text(r));
   const auto parsed = nlohmann::json::parse(text);

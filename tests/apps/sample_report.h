@@ -1,4 +1,4 @@
-// A SimulationReport built by hand, so the report/ tests do not need a run.
+// A RunReport built by hand, so the report/ tests do not need a run.
 #pragma once
 
 #include "runner/simulation_run.h"
@@ -7,15 +7,15 @@ namespace tensorwire::testing_support {
 
 // 2 ranks, 2 steps of 2 transfers each (1 MiB + 512 KiB per step), seed 42.
 // Protocol: 4 requests + 1 meta-data update + 1 re-request over 4 tensors.
-inline SimulationReport sample_report() {
-  SimulationReport r;
+inline RunReport sample_report() {
+  RunReport r;
   r.scenario_name = "sample";
   r.scenario_path = "scenarios/sample.toml";
   r.backend = "sim";
   r.seed = 42;
   r.payload = true;
   r.ranks = 2;
-  r.simulated_end_ns = 1'234'567;
+  r.end_ns = 1'234'567;
   r.events_processed = 321;
   r.workload.finished = true;
   for (uint64_t step = 0; step < 2; ++step) {

@@ -32,14 +32,14 @@ TEST(Summary, HasARowPerStepWithTimeInUnitsAndBytes) {
 }
 
 TEST(Summary, AStepThatNeverFinishedHasNoWireBytes) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   r.step_wire_bytes.pop_back();
   const std::string s = summary_text(r);
   EXPECT_TRUE(contains(s, "     1     8.10 us         2      1.50 MiB             -\n")) << s;
 }
 
 TEST(Summary, AStepThatNeverFinishedIsLeftOutOfTheStepTimes) {
-  SimulationReport three = sample_report();
+  RunReport three = sample_report();
   three.workload.steps.push_back(three.workload.steps.back());
   three.workload.steps.back().end_ns = 0;
   const std::string s = summary_text(three);
@@ -47,7 +47,7 @@ TEST(Summary, AStepThatNeverFinishedIsLeftOutOfTheStepTimes) {
 }
 
 TEST(Summary, ARealBackendReportsWallTime) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   r.backend = "verbs";
   const std::string s = summary_text(r);
   EXPECT_TRUE(contains(s, "wall time               1.23 ms (321 events)")) << s;
@@ -71,7 +71,7 @@ TEST(Summary, PassesWhenThereAreNoProblems) {
 }
 
 TEST(Summary, TimingOnlyPassDoesNotClaimContentWasChecked) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   r.payload = false;
   const std::string s = summary_text(r);
   EXPECT_TRUE(contains(s, "timing-only mode")) << s;
@@ -79,21 +79,21 @@ TEST(Summary, TimingOnlyPassDoesNotClaimContentWasChecked) {
 }
 
 TEST(Summary, FailListsEveryProblemUpToTheLimit) {
-  SimulationReport r = sample_report();
-  for (int i = 0; i < 5; ++i) r.problems.push_back("problem number " + std::to_string(i));
+  RunReport r = sample_report();
+  for (int i = 0; i < 5; ++i) r.problems.push_back(liveness_problem("problem number " + std::to_string(i)));
   SummaryOptions options;
   options.max_problems = 3;
   const std::string s = summary_text(r, options);
   EXPECT_TRUE(contains(s, "FAIL: 5 problems")) << s;
   EXPECT_FALSE(contains(s, "PASS")) << s;
-  EXPECT_TRUE(contains(s, "  - problem number 0\n")) << s;
-  EXPECT_TRUE(contains(s, "  - problem number 2\n")) << s;
+  EXPECT_TRUE(contains(s, "  - liveness: problem number 0\n")) << s;
+  EXPECT_TRUE(contains(s, "  - liveness: problem number 2\n")) << s;
   EXPECT_FALSE(contains(s, "problem number 3")) << s;
   EXPECT_TRUE(contains(s, "... and 2 more")) << s;
 }
 
 TEST(Summary, LongStepTablesKeepTheFirstAndLastRows) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   StepResult step = r.workload.steps[0];
   r.workload.steps.clear();
   for (uint64_t i = 0; i < 100; ++i) {
@@ -112,7 +112,7 @@ TEST(Summary, LongStepTablesKeepTheFirstAndLastRows) {
 }
 
 TEST(Summary, ARunWithNoStepsSaysSo) {
-  SimulationReport r = sample_report();
+  RunReport r = sample_report();
   r.workload.steps.clear();
   EXPECT_TRUE(contains(summary_text(r), "no steps ran"));
 }

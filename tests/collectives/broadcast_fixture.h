@@ -1,6 +1,7 @@
 // Broadcast scenarios built in code for the collective tests.
 #pragma once
 
+#include "core/problem.h"
 #include <string>
 #include <vector>
 
@@ -37,10 +38,6 @@ inline std::vector<MemoryId> every_memory(uint32_t nodes, uint32_t gpus) {
   return out;
 }
 
-inline std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += l + "\n";
-  return out;
-}
+inline std::string joined(const std::vector<Problem>& problems) { return problem_lines(problems); }
 
 }  // namespace tensorwire::collectives::testing

@@ -60,10 +60,10 @@ RC_GTEST_PROP(BroadcastProperty,
   RC_TAG(o.algorithm);
 
   NullTraceSink trace;
-  BroadcastReport r = run_broadcast(s, {}, trace);
+  RunReport r = run_broadcast(s, {}, trace);
   RC_ASSERT(r.passed());
-  for (const auto& d : r.destinations) RC_ASSERT(d.done_ns >= 0);
-  for (const auto& [memory, ib_bytes] : r.graph.ib_bytes_by_memory()) {
+  for (const auto& d : r.broadcast->destinations) RC_ASSERT(d.done_ns >= 0);
+  for (const auto& [memory, ib_bytes] : r.broadcast->graph.ib_bytes_by_memory()) {
     RC_ASSERT(ib_bytes <= o.ib_pool_bytes);
   }
 }

@@ -6,8 +6,11 @@
 
 #include "backend_sim/simulator.h"
 #include "core/collectives/broadcast_invariants.h"
+#include "core/collectives/collective_message.h"
+#include "core/collectives/transfer_operation.h"
 #include "report/broadcast_report.h"
 #include "report/chrome_trace_writer.h"
+#include "report/results_json.h"
 #include "tests/collectives/broadcast_fixture.h"
 
 namespace tensorwire::collectives {
@@ -17,11 +20,8 @@ using testing::broadcast_scenario;
 using testing::every_memory;
 using testing::joined;
 
-bool mentions(const BroadcastReport& r, const std::string& what) {
-  for (const auto& p : r.problems) {
-    if (p.find(what) != std::string::npos) return true;
-  }
-  return false;
+bool mentions(const RunReport& r, const std::string& what) {
+  return any_problem_mentions(r.problems, what);
 }
 
 TEST(BroadcastRun, EveryAlgorithmAndRadixDeliversTheExactSourceBytes) {
@@ -39,12 +39,12 @@ TEST(BroadcastRun, EveryAlgorithmAndRadixDeliversTheExactSourceBytes) {
         s.cluster.gpu_direct = {{true, false, true}, {false, false, false}, {true, false, true},
                                 {false, true, false}};
         NullTraceSink trace;
-        BroadcastReport r = run_broadcast(s, {}, trace);
+        RunReport r = run_broadcast(s, {}, trace);
         EXPECT_TRUE(r.passed()) << "algorithm " << algorithm << " inter " << inter << " intra "
                                 << intra << "\n" << joined(r.problems);
-        EXPECT_EQ(r.destinations.size(), 16u);
-        for (const auto& d : r.destinations) EXPECT_GT(d.done_ns, 0) << d.memory;
-        EXPECT_GE(r.finish_ns, r.bound.busiest_link_ns);
+        EXPECT_EQ(r.broadcast->destinations.size(), 16u);
+        for (const auto& d : r.broadcast->destinations) EXPECT_GT(d.done_ns, 0) << d.memory;
+        EXPECT_GE(r.broadcast->finish_ns, r.broadcast->bound.busiest_link_ns);
       }
     }
   }
@@ -58,15 +58,15 @@ TEST(BroadcastRun, RadixTreeBeatsNaiveWhenTheSourceNicIsTheBottleneck) {
   BroadcastOptions naive;
   naive.algorithm = BroadcastAlgorithm::kNaive;
   NullTraceSink trace;
-  BroadcastReport slow = run_broadcast(
+  RunReport slow = run_broadcast(
       broadcast_scenario(8, 4, 64 << 20, MemoryId::gpu_of(0, 0), dests, naive, false), {}, trace);
-  BroadcastReport fast = run_broadcast(
+  RunReport fast = run_broadcast(
       broadcast_scenario(8, 4, 64 << 20, MemoryId::gpu_of(0, 0), dests, {}, false), {}, trace);
   ASSERT_TRUE(slow.passed()) << joined(slow.problems);
   ASSERT_TRUE(fast.passed()) << joined(fast.problems);
-  EXPECT_LT(fast.finish_ns * 3, slow.finish_ns);
+  EXPECT_LT(fast.broadcast->finish_ns * 3, slow.broadcast->finish_ns);
   // The naive plan's busiest link is the source's NIC: 28 copies leave it.
-  EXPECT_EQ(slow.link_names[slow.bound.busiest_link.value], "node0/nic tx");
+  EXPECT_EQ(slow.broadcast->link_names[slow.broadcast->bound.busiest_link.value], "node0/nic tx");
 }
 
 // With a slow network and a fast PCIe link, one host IB buffer on node0 feeds a
@@ -87,15 +87,15 @@ Scenario slow_and_fast_consumers(BroadcastAlgorithm algorithm = BroadcastAlgorit
 
 TEST(BroadcastRun, AProducerWaitsForItsSlowestConsumer) {
   NullTraceSink trace;
-  BroadcastReport r = run_broadcast(slow_and_fast_consumers(), {}, trace);
+  RunReport r = run_broadcast(slow_and_fast_consumers(), {}, trace);
   ASSERT_TRUE(r.passed()) << joined(r.problems);
   // 1 MiB through 16 KiB rings: the slow consumer's BYTES_READ drove it.
-  EXPECT_GT(r.chunks_issued, 3u * (1 << 20) / 4096 - 1);
+  EXPECT_GT(counter_value(report::total_protocol_counters(r), "chunks"), 3u * (1 << 20) / 4096 - 1);
 }
 
 TEST(BroadcastRun, InvariantsCatchAProducerThatWaitsOnlyForTheFastestConsumer) {
   NullTraceSink trace;
-  BroadcastReport r =
+  RunReport r =
       run_broadcast(slow_and_fast_consumers(), {}, trace, PlantedCollectiveBug::kMaxConsumerRead);
   EXPECT_FALSE(r.passed());
   EXPECT_TRUE(mentions(r, "overwrites")) << joined(r.problems);
@@ -105,7 +105,7 @@ TEST(BroadcastRun, InvariantsCatchAProducerThatWaitsOnlyForTheFastestConsumer) {
 
 TEST(BroadcastRun, InvariantsCatchAnIbBufferFreedAtItsFirstConsumer) {
   NullTraceSink trace;
-  BroadcastReport r =
+  RunReport r =
       run_broadcast(slow_and_fast_consumers(), {}, trace, PlantedCollectiveBug::kFreeAtFirstConsumer);
   EXPECT_FALSE(r.passed());
   EXPECT_TRUE(mentions(r, "freed while its consumer")) << joined(r.problems);
@@ -115,10 +115,10 @@ TEST(BroadcastRun, ZeroBytesCompletesEveryDestinationAndFreesEveryIbBuffer) {
   Scenario s = broadcast_scenario(3, 1, 0, MemoryId::gpu_of(0, 0), every_memory(3, 1));
   s.cluster.gpu_direct = {{false}, {false}, {false}};
   NullTraceSink trace;
-  BroadcastReport r = run_broadcast(s, {}, trace);
+  RunReport r = run_broadcast(s, {}, trace);
   EXPECT_TRUE(r.passed()) << joined(r.problems);
-  EXPECT_GT(r.graph.ib_buffer_count(), 0u);
-  for (const auto& d : r.destinations) EXPECT_GE(d.done_ns, 0) << d.memory;
+  EXPECT_GT(r.broadcast->graph.ib_buffer_count(), 0u);
+  for (const auto& d : r.broadcast->destinations) EXPECT_GE(d.done_ns, 0) << d.memory;
 }
 
 TEST(BroadcastRun, SameSeedGivesTheSameResultsAndTraceByteForByte) {
@@ -127,9 +127,9 @@ TEST(BroadcastRun, SameSeedGivesTheSameResultsAndTraceByteForByte) {
   std::string trace_text[2];
   for (int i = 0; i < 2; ++i) {
     report::ChromeTraceWriter trace;
-    BroadcastReport r = run_broadcast(s, {}, trace);
+    RunReport r = run_broadcast(s, {}, trace);
     ASSERT_TRUE(r.passed()) << joined(r.problems);
-    json[i] = report::broadcast_results_json_text(r);
+    json[i] = report::results_json_text(r);
     trace_text[i] = trace.to_json();
   }
   EXPECT_EQ(json[0], json[1]);
@@ -139,11 +139,11 @@ TEST(BroadcastRun, SameSeedGivesTheSameResultsAndTraceByteForByte) {
 
 TEST(BroadcastRun, DotShowsEveryBufferAndCopyWithBytesAndBusyTimes) {
   NullTraceSink trace;
-  BroadcastReport r = run_broadcast(slow_and_fast_consumers(), {}, trace);
+  RunReport r = run_broadcast(slow_and_fast_consumers(), {}, trace);
   const std::string dot = report::transfer_graph_dot(r);
   EXPECT_EQ(dot.rfind("// tensorwire plan", 0), 0u);
   EXPECT_NE(dot.find("digraph transfer_graph"), std::string::npos);
-  for (const auto& c : r.graph.copies) {
+  for (const auto& c : r.broadcast->graph.copies) {
     EXPECT_NE(dot.find("b" + std::to_string(c.from) + " -> b" + std::to_string(c.to)),
               std::string::npos);
   }
@@ -234,11 +234,11 @@ TEST(BroadcastRun, AChainFinishesNoSoonerThanItsPipelinedBoundAndCloseToIt) {
                                   {}, false);
   s.cluster.gpu_direct = {{false}, {false}};
   NullTraceSink trace;
-  BroadcastReport r = run_broadcast(s, {}, trace);
+  RunReport r = run_broadcast(s, {}, trace);
   ASSERT_TRUE(r.passed()) << joined(r.problems);
-  EXPECT_EQ(r.graph.depth(), 3u);
-  EXPECT_GE(r.finish_ns, r.bound.total_ns);
-  EXPECT_LE(r.finish_ns, r.bound.total_ns * 5 / 4);
+  EXPECT_EQ(r.broadcast->graph.depth(), 3u);
+  EXPECT_GE(r.broadcast->finish_ns, r.broadcast->bound.total_ns);
+  EXPECT_LE(r.broadcast->finish_ns, r.broadcast->bound.total_ns * 5 / 4);
 }
 
 TEST(BroadcastRun, AnInstanceSmallerThanTheBroadcastIsRefusedAtStart) {

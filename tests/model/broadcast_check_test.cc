@@ -47,16 +47,13 @@ Scenario broadcast(PlantedCollectiveBug bug = PlantedCollectiveBug::kNone) {
 std::string problems_of(const CheckReport& r) {
   std::string out;
   if (r.counterexample) {
-    for (const std::string& p : r.counterexample->problems) out += p + "\n";
+    out = problem_lines(r.counterexample->problems);
   }
   return out;
 }
 
 bool mentions(const Execution& e, const std::string& what) {
-  for (const std::string& p : e.problems) {
-    if (p.find(what) != std::string::npos) return true;
-  }
-  return false;
+  return any_problem_mentions(e.problems, what);
 }
 
 TEST(BroadcastCheck, EveryOrderOfACorrectBroadcastKeepsItsInvariants) {

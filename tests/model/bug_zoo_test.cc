@@ -87,7 +87,7 @@ TEST_P(BugZoo, TheSameSearchFindsNothingWithoutTheBug) {
   o.seed = 3;
   CheckReport r = check(s, o);
   EXPECT_EQ(r.outcome, CheckOutcome::kNothingFound)
-      << (r.counterexample && !r.counterexample->problems.empty() ? r.counterexample->problems[0] : "");
+      << (r.counterexample && !r.counterexample->problems.empty() ? problem_line(r.counterexample->problems[0]) : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -129,9 +129,9 @@ shape = [1024]
   CheckReport r = check(s, o);
   ASSERT_EQ(r.outcome, CheckOutcome::kSafety);
   ASSERT_FALSE(r.counterexample->problems.empty());
-  EXPECT_NE(r.counterexample->problems[0].find("lands outside that request's destination"),
+  EXPECT_NE(r.counterexample->problems[0].text.find("lands outside that request's destination"),
             std::string::npos)
-      << r.counterexample->problems[0];
+      << problem_line(r.counterexample->problems[0]);
   // Without the bug, the same scenario passes.
   tf_verbs::options_of(s.protocol.options).planted_bug = PlantedBug::kNone;
   EXPECT_EQ(check(s, o).outcome, CheckOutcome::kNothingFound);

@@ -96,7 +96,7 @@ TEST(Explorer, AnInjectedQpErrorFailsRecvsWithAnErrorWhichIsNoViolation) {
   ASSERT_GT(e.widths.size(), 3u);
   EXPECT_EQ(e.choices[3], e.widths[3] - 1) << "the fault is the last alternative";
   bool failed_recv = false;
-  for (const auto& p : e.problems) failed_recv = failed_recv || p.find("recv failed") != std::string::npos;
+  for (const auto& p : e.problems) failed_recv = failed_recv || p.text.find("recv failed") != std::string::npos;
   EXPECT_TRUE(failed_recv);
   EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound);
   // Replaying with the fault on offer takes the same path.
@@ -121,7 +121,7 @@ TEST(Explorer, DfsWithAQpErrorExploresEveryFaultPointOfATinyScenario) {
   CheckReport both = check(tiny(), o);
   EXPECT_TRUE(both.exhausted);
   EXPECT_EQ(both.outcome, CheckOutcome::kNothingFound)
-      << (both.counterexample ? both.counterexample->problems.front() : "");
+      << (both.counterexample ? problem_lines(both.counterexample->problems) : "");
   EXPECT_GT(both.schedules, faulty.schedules);
 }
 
@@ -151,8 +151,8 @@ TEST(Explorer, AnInjectedRegistrationFailureFailsARecvWithTheReason) {
     NullTraceSink trace;
     Execution e = run_execution(s, 1, walk, trace, nullptr,
                                 FaultOffer{{FaultKind::kRegistrationFailure}, at});
-    EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound) << e.problems.front();
-    for (const auto& p : e.problems) seen = seen || p.find("injected failure") != std::string::npos;
+    EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound) << problem_lines(e.problems);
+    for (const auto& p : e.problems) seen = seen || p.text.find("injected failure") != std::string::npos;
   }
   EXPECT_TRUE(seen) << "no injected registration failure reached a Recv";
 }
@@ -184,11 +184,11 @@ shape = [8]
     RandomWalkStrategy walk(static_cast<uint64_t>(at) + 5);
     NullTraceSink trace;
     Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{{FaultKind::kCrash}, at});
-    EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound) << "crash at " << at << ": " << e.problems.front();
+    EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound) << "crash at " << at << ": " << problem_lines(e.problems);
     if (!e.fault_injected) continue;
     ++crashed;
     for (const auto& p : e.problems) {
-      if (p.find("recv failed") != std::string::npos) ++failed_with_error;
+      if (p.text.find("recv failed") != std::string::npos) ++failed_with_error;
     }
   }
   EXPECT_GT(crashed, 10u);

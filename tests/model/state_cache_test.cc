@@ -47,7 +47,7 @@ Signature signature_of(const Execution& e) {
       for (size_t to = 0; to < t.state_count(); ++to) s.first.push_back(t.taken(from, to));
     }
   }
-  s.second = e.problems;
+  for (const Problem& p : e.problems) s.second.push_back(problem_line(p));
   return s;
 }
 

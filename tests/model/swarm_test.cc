@@ -75,7 +75,7 @@ TEST_P(Swarm, ADrawnConfigurationHasNoViolation) {
   EXPECT_EQ(r.outcome, CheckOutcome::kNothingFound)
       << c.toml << "strategy " << check_strategy_name(c.options.strategy) << ", faults "
       << fault_list_text(c.options.faults) << "\n"
-      << (r.counterexample && !r.counterexample->problems.empty() ? r.counterexample->problems[0]
+      << (r.counterexample && !r.counterexample->problems.empty() ? problem_line(r.counterexample->problems[0])
                                                                   : std::string());
   EXPECT_EQ(r.schedules, c.options.max_schedules);
 }

@@ -87,7 +87,8 @@ TEST(RankOutcome, AFailedRecvAndAnUnfinishedRankBecomeProblems) {
   EXPECT_FALSE(m.workload.finished);
   EXPECT_EQ(m.workload.recvs_failed, 1u);
   ASSERT_FALSE(m.problems.empty());
-  EXPECT_NE(m.problems[0].find("rank 0: the workload did not finish"), std::string::npos);
+  EXPECT_NE(m.problems[0].text.find("rank 0: the workload did not finish"), std::string::npos);
+  EXPECT_EQ(m.problems[0].kind, ProblemKind::kLiveness);
   EXPECT_FALSE(m.measured_step_ns[0].has_value());
 }
 

@@ -40,9 +40,9 @@ const std::string kRoot = TENSORWIRE_SOURCE_ROOT;
 
 Scenario load(const std::string& relative) { return load_scenario_file(kRoot + "/" + relative); }
 
-std::string all_problems(const SimulationReport& r) {
+std::string all_problems(const RunReport& r) {
   std::string s;
-  for (const std::string& p : r.problems) s += "  " + p + "\n";
+  for (const Problem& p : r.problems) s += "  " + problem_line(p) + "\n";
   return s;
 }
 
@@ -103,7 +103,7 @@ void expect_passes_like_the_simulator(const std::string& path, uint32_t world, b
   Scenario checked = scenario;
   ASSERT_TRUE(check_scenario_for_verbs(checked, world, !on_gpus).is_ok());
   NullTraceSink trace;
-  SimulationReport sim = run_simulation(scenario, {}, trace);
+  RunReport sim = run_simulation(scenario, {}, trace);
   ASSERT_TRUE(sim.passed()) << all_problems(sim);
   for (RankId r = 0; r < world; ++r) {
     ASSERT_TRUE(results[r].is_ok()) << "rank " << r << ": " << results[r].status().to_string();
@@ -188,7 +188,7 @@ TEST(VerbsRun, ARankThatDiesMidStepMakesTheOthersFailWithAnErrorNotHang) {
   EXPECT_TRUE(results[2]->died);
   for (RankId r : {0u, 1u, 3u}) {
     ASSERT_TRUE(results[r].is_ok()) << results[r].status().to_string();
-    const SimulationReport& rep = results[r]->report;
+    const RunReport& rep = results[r]->report;
     EXPECT_FALSE(rep.passed()) << "rank " << r;
     EXPECT_FALSE(rep.workload.finished);
     EXPECT_FALSE(results[r]->whole_run);
@@ -437,7 +437,7 @@ TEST(VerbsRun, AWriteToAStaleRkeyThroughTheProtocolIsARemoteAccessError) {
   bool remote_access_error = false;
   for (RankId r = 0; r < 3; ++r) {
     ASSERT_TRUE(results[r].is_ok()) << results[r].status().to_string();
-    const SimulationReport& rep = results[r]->report;
+    const RunReport& rep = results[r]->report;
     EXPECT_FALSE(rep.passed()) << "rank " << r;
     for (const TransferResult& t : rep.workload.steps.at(0).transfers) {
       EXPECT_TRUE(t.status.is_ok()) << "step 1 has no stale address yet: " << t.name;

@@ -53,15 +53,15 @@ std::string scenario_text(const std::string& protocol, uint32_t nodes, uint32_t 
   return s;
 }
 
-SimulationReport run_text(const std::string& text) {
+RunReport run_text(const std::string& text) {
   const Scenario scenario = load_scenario_string(text, "every_protocol.toml");
   NullTraceSink trace;
   return run_simulation(scenario, SimulationOptions{}, trace);
 }
 
-std::string problems_of(const SimulationReport& r) {
+std::string problems_of(const RunReport& r) {
   std::string s;
-  for (const std::string& p : r.problems) s += "  " + p + "\n";
+  for (const Problem& p : r.problems) s += "  " + problem_line(p) + "\n";
   return s;
 }
 
@@ -72,7 +72,7 @@ TEST_P(EveryProtocol, DeliversEveryTensorCheckedAndEndsQuiescent) {
       {0, 1, 4096, "host", "gpu1", "recv_first"},
       {1, 0, 1, "gpu0", "host", "send_first"},
       {0, 1, 0, "host", "host", "same_time"}};
-  const SimulationReport r = run_text(scenario_text(GetParam(), 2, 3, specs));
+  const RunReport r = run_text(scenario_text(GetParam(), 2, 3, specs));
   EXPECT_TRUE(r.passed()) << problems_of(r);
   EXPECT_TRUE(r.workload.finished);
   size_t verified = 0;
@@ -92,9 +92,9 @@ TEST_P(EveryProtocol, ASeedReplaysTheSameRun) {
   const std::string text =
       scenario_text(GetParam(), 3, 2,
                     {{0, 1, 1000, "host", "host", "same_time"}, {2, 1, 77, "gpu1", "gpu0", "same_time"}});
-  const SimulationReport a = run_text(text);
-  const SimulationReport b = run_text(text);
-  EXPECT_EQ(a.simulated_end_ns, b.simulated_end_ns);
+  const RunReport a = run_text(text);
+  const RunReport b = run_text(text);
+  EXPECT_EQ(a.end_ns, b.end_ns);
   EXPECT_EQ(a.events_processed, b.events_processed);
   ASSERT_EQ(a.protocol_counters.size(), b.protocol_counters.size());
   for (size_t r = 0; r < a.protocol_counters.size(); ++r) {
@@ -127,7 +127,7 @@ RC_GTEST_PROP(EveryProtocolProperty, EveryRecvGetsTheBytesThatWereSent, ()) {
         return t;
       }));
   for (const std::string& protocol : point_to_point_protocols()) {
-    const SimulationReport r = run_text(scenario_text(protocol, nodes, steps, specs));
+    const RunReport r = run_text(scenario_text(protocol, nodes, steps, specs));
     RC_ASSERT(r.passed());
     RC_ASSERT(r.workload.finished);
     for (const StepResult& s : r.workload.steps) {

@@ -107,7 +107,7 @@ class OneRankMode : public ::testing::TestWithParam<std::string> {};
 TEST_P(OneRankMode, EachRankChecksItsOwnRecvsAndTogetherTheyMatchTheWholeRunDriver) {
   Scenario scenario = load_scenario_file(kRoot + "/" + GetParam());
   NullTraceSink trace;
-  SimulationReport whole = run_simulation(scenario, {}, trace);
+  RunReport whole = run_simulation(scenario, {}, trace);
   ASSERT_TRUE(whole.passed());
   OneRankRun parts = run_one_driver_per_rank(scenario);
   size_t phases = 0;

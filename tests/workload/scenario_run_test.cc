@@ -50,11 +50,7 @@ class HashingTraceSink final : public TraceSink {
   }
 };
 
-std::string joined(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += "  " + l + "\n";
-  return s;
-}
+std::string joined(const std::vector<Problem>& problems) { return problem_lines(problems); }
 
 struct ShippedScenario {
   const char* file;
@@ -68,7 +64,7 @@ TEST_P(ShippedScenarioTest, RunsToTheEndWithEveryTensorDelivered) {
   SimulationOptions options;
   options.timing_only = !GetParam().payload;
   NullTraceSink trace;
-  SimulationReport report = run_simulation(scenario, options, trace);
+  RunReport report = run_simulation(scenario, options, trace);
   EXPECT_TRUE(report.passed()) << joined(report.problems);
   EXPECT_TRUE(report.workload.finished);
   ASSERT_FALSE(report.workload.steps.empty());
@@ -113,13 +109,13 @@ TEST(Determinism, SameSeedGivesTheSameTraceHash) {
   Scenario scenario = load_scenario_file(kRoot + "/scenarios/meta_data_change.toml");
   HashingTraceSink first;
   HashingTraceSink second;
-  SimulationReport a = run_simulation(scenario, {}, first);
-  SimulationReport b = run_simulation(scenario, {}, second);
+  RunReport a = run_simulation(scenario, {}, first);
+  RunReport b = run_simulation(scenario, {}, second);
   ASSERT_TRUE(a.passed()) << joined(a.problems);
   EXPECT_GT(first.events, 0u);
   EXPECT_EQ(first.events, second.events);
   EXPECT_EQ(first.hash, second.hash);
-  EXPECT_EQ(a.simulated_end_ns, b.simulated_end_ns);
+  EXPECT_EQ(a.end_ns, b.end_ns);
   EXPECT_EQ(a.events_processed, b.events_processed);
 }
 
@@ -130,7 +126,7 @@ TEST(Determinism, TheSeedReachesTheContent) {
   options.has_seed = true;
   options.seed = 12345;
   NullTraceSink trace;
-  SimulationReport report = run_simulation(scenario, options, trace);
+  RunReport report = run_simulation(scenario, options, trace);
   EXPECT_TRUE(report.passed()) << joined(report.problems);
   EXPECT_EQ(report.seed, 12345u);
 }
@@ -138,14 +134,14 @@ TEST(Determinism, TheSeedReachesTheContent) {
 TEST(TimingOnly, MovesNoPayloadButTakesTheSameSimulatedTime) {
   Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");
   NullTraceSink trace;
-  SimulationReport payload = run_simulation(scenario, {}, trace);
+  RunReport payload = run_simulation(scenario, {}, trace);
   SimulationOptions timing;
   timing.timing_only = true;
-  SimulationReport timed = run_simulation(scenario, timing, trace);
+  RunReport timed = run_simulation(scenario, timing, trace);
   ASSERT_TRUE(payload.passed()) << joined(payload.problems);
   ASSERT_TRUE(timed.passed()) << joined(timed.problems);
   EXPECT_FALSE(timed.payload);
-  EXPECT_EQ(payload.simulated_end_ns, timed.simulated_end_ns);
+  EXPECT_EQ(payload.end_ns, timed.end_ns);
   for (const auto& step : timed.workload.steps) {
     for (const auto& t : step.transfers) EXPECT_FALSE(t.verified);
   }
@@ -159,7 +155,7 @@ TEST(TimingOnly, TheLargestControlRingStillCarriesMessages) {
   SimulationOptions timing;
   timing.timing_only = true;
   NullTraceSink trace;
-  SimulationReport report = run_simulation(scenario, timing, trace);
+  RunReport report = run_simulation(scenario, timing, trace);
   EXPECT_TRUE(report.passed()) << joined(report.problems);
   EXPECT_TRUE(report.workload.finished);
 }
@@ -194,7 +190,7 @@ TEST(WorkloadDriver, AFailedSendEndsItsPhaseWithoutTouchingTheNextOne) {
   scenario.workload.steps = {WorkloadStep{1, {WorkloadPhase{"tensors", 0, {big}}}},
                              WorkloadStep{2, {WorkloadPhase{"tensors", 100'000, {small}}}}};
   NullTraceSink trace;
-  SimulationReport report = run_simulation(scenario, {}, trace);
+  RunReport report = run_simulation(scenario, {}, trace);
   ASSERT_TRUE(report.workload.finished);
   ASSERT_EQ(report.workload.steps.size(), 2u);
   ASSERT_EQ(report.workload.steps[0].transfers.size(), 1u);
@@ -218,7 +214,7 @@ TEST(WorkloadDriver, AFailedSendAfterItsRecvFailsThatRecvWithTheReason) {
   scenario.workload.steps = {WorkloadStep{1, {WorkloadPhase{"tensors", 0, {big, small}}}},
                              WorkloadStep{2, {WorkloadPhase{"tensors", 0, {small}}}}};
   NullTraceSink trace;
-  SimulationReport report = run_simulation(scenario, {}, trace);
+  RunReport report = run_simulation(scenario, {}, trace);
   ASSERT_TRUE(report.workload.finished) << joined(report.problems);
   const TransferResult& failed = report.workload.steps[0].transfers[0];
   EXPECT_EQ(failed.status.code(), StatusCode::kOutOfMemory) << failed.status.to_string();
@@ -228,8 +224,8 @@ TEST(WorkloadDriver, AFailedSendAfterItsRecvFailsThatRecvWithTheReason) {
   EXPECT_EQ(report.workload.recvs_completed_twice, 0u);
   EXPECT_EQ(report.workload.recvs_failed, 1u);
   // The only problem the run reports is the failed transfer itself.
-  for (const std::string& p : report.problems) {
-    EXPECT_EQ(p.find("pending"), std::string::npos) << p;
+  for (const Problem& p : report.problems) {
+    EXPECT_EQ(p.text.find("pending"), std::string::npos) << problem_line(p);
   }
 }
 
@@ -238,12 +234,12 @@ TEST(SteadyState, EachTensorCostsOneControlMessageAndOneWrite) {
   // Run once with N steps and once with N+1 steps: the extra steady-state step
   // must add exactly one send (TENSOR_REQUEST) and one write per tensor.
   NullTraceSink trace;
-  SimulationReport shorter = run_simulation(scenario, {}, trace);
+  RunReport shorter = run_simulation(scenario, {}, trace);
   Scenario longer_scenario = scenario;
   WorkloadStep extra = longer_scenario.workload.steps.back();
   extra.step_id += 1000;
   longer_scenario.workload.steps.push_back(extra);
-  SimulationReport longer = run_simulation(longer_scenario, {}, trace);
+  RunReport longer = run_simulation(longer_scenario, {}, trace);
   ASSERT_TRUE(shorter.passed()) << joined(shorter.problems);
   ASSERT_TRUE(longer.passed()) << joined(longer.problems);
   uint64_t tensors = 0;

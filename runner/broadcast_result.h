@@ -1,0 +1,50 @@
+// What a broadcast run adds to its RunReport: the plan it ran (algorithm,
+// transfer graph, the pipelined lower bound), when each destination held every
+// byte, and the bytes each link carried.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/collectives/broadcast_workload.h"
+#include "core/collectives/pipelined_bound.h"
+#include "core/collectives/transfer_graph.h"
+
+namespace tensorwire {
+
+struct BroadcastDestinationResult {
+  uint32_t buffer = 0;
+  std::string memory;   // "node3/gpu1"
+  TimeNs done_ns = -1;  // when it held every byte; -1: never
+  uint32_t depth = 0;   // copies from the source
+};
+
+struct BroadcastLinkResult {
+  std::string link;  // "node0/nic tx"
+  uint64_t bytes = 0;
+  TimeNs busy_ns = 0;  // bytes / bandwidth
+};
+
+struct BroadcastResult {
+  uint64_t bytes = 0;
+  std::string algorithm;  // "hierarchical radix tree"
+  collectives::BroadcastOptions options;
+  collectives::TransferGraph graph;
+  std::vector<std::string> link_names;  // by LinkId
+  TimeNs finish_ns = 0;                 // the last destination's done time
+  std::vector<BroadcastDestinationResult> destinations;
+  std::vector<BroadcastLinkResult> links;  // links that carried bytes
+  collectives::PipelinedBound bound;
+  std::map<uint32_t, TimeNs> copy_first_busy_ns;  // by copy id
+
+  size_t destinations_done() const {
+    size_t done = 0;
+    for (const BroadcastDestinationResult& d : destinations) done += d.done_ns >= 0 ? 1 : 0;
+    return done;
+  }
+};
+
+}  // namespace tensorwire

@@ -1,0 +1,60 @@
+// What a run did and found, whatever its protocol, workload and backend: the
+// one schema the summary, the results JSON, compare and the model checker read.
+// A point-to-point workload fills `workload` (steps of tensors); a collective
+// fills `broadcast` (destinations, links, the plan); everything else is common:
+// the run's time, the transport's and the protocol's named counters, the state
+// machines' transitions and the typed problems.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/problem.h"
+#include "core/protocol_counters.h"
+#include "core/state_transitions.h"
+#include "core/transport_stats.h"
+#include "core/workload/workload_driver.h"
+#include "runner/broadcast_result.h"
+
+namespace tensorwire {
+
+struct RunReport {
+  std::string scenario_name;
+  std::string scenario_path;
+  std::string backend = "sim";  // "sim" or "verbs"
+  std::string protocol;         // the registry's name ("tf_verbs_zero_copy")
+  std::string workload_kind;    // "tensors", "parameter_server", "broadcast"
+  uint64_t seed = 0;
+  bool payload = true;
+  uint32_t ranks = 0;
+  // The run's end on its backend's clock: simulated time on the simulator;
+  // on verbs the wall time the run took (wall_time is then true).
+  TimeNs end_ns = 0;
+  bool wall_time = false;
+  uint64_t events_processed = 0;  // simulator events (0 on verbs)
+
+  // A point-to-point workload: its steps of tensors, and the payload bytes all
+  // ports sent during each step, in step order. Steps do not overlap (the
+  // driver starts a step when the previous one has finished), so the wire
+  // counter's growth between two step ends belongs to one step.
+  WorkloadResult workload;
+  std::vector<uint64_t> step_wire_bytes;
+  // A collective workload: what the broadcast planned and when each
+  // destination completed.
+  std::optional<BroadcastResult> broadcast;
+
+  std::vector<TransportStats> rank_stats;
+  TransportStats total_stats;
+  std::vector<ProtocolCounters> protocol_counters;  // per rank
+  // The protocol's state machines' transitions, summed over the ranks.
+  std::vector<TransitionTable> transitions;
+  // What went wrong, one typed problem each (empty when every check passed).
+  std::vector<Problem> problems;
+
+  bool passed() const { return problems.empty(); }
+};
+
+}  // namespace tensorwire

@@ -1,0 +1,44 @@
+// How a simulator run is asked for: the mode and seed overrides, and the
+// hooks the model checker attaches (who orders same-time events, who watches,
+// what it injects and inspects).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "backend_sim/scheduler.h"
+#include "backend_sim/sim_observer.h"
+#include "core/rendezvous.h"
+#include "core/workload/workload_driver.h"
+
+namespace tensorwire {
+
+namespace sim {
+class Simulator;
+}
+
+struct SimulationOptions {
+  bool timing_only = false;  // override the scenario's [run] mode
+  uint64_t seed = 0;         // 0: the scenario's seed
+  bool has_seed = false;
+  // For the model checker: who orders same-time events (default FIFO), and
+  // who watches the simulated hardware. Both outlive the run.
+  sim::Scheduler* scheduler = nullptr;
+  sim::SimObserver* observer = nullptr;
+  // Called once the simulator exists, with the scheduler and observer
+  // attached, before anything runs (the model checker injects faults into it
+  // from its scheduler). The simulator lives until the run returns.
+  std::function<void(sim::Simulator&)> on_attached;
+  // Called once every rank's protocol has started (invariant checkers look
+  // into the protocols through it). The pointers live until the run returns.
+  std::function<void(const std::vector<Rendezvous*>&)> on_started;
+  // Called once the workload driver exists, before it starts (state caches
+  // digest the simulator and the driver). Both live until the run returns.
+  std::function<void(const sim::Simulator&, const WorkloadDriver&)> on_workload_started;
+};
+
+using ProgressCallback = std::function<void(size_t steps_done, size_t steps_total)>;
+
+}  // namespace tensorwire
