@@ -1,6 +1,9 @@
 // VerbsNic against a real RDMA device (soft-RoCE under scripts/with_rdma.sh):
-// the NIC contract's semantics, byte for byte, as tests/backend_sim checks
-// them on the simulator. Skipped when no device is configured.
+// what only the verbs NIC has (inline sends, zero-length regions, least
+// rights at registration, diagnostics, the completion channel, rdma_cm, a
+// peer that leaves, a four-rank mesh). The NIC contract's semantics both
+// backends share run in verbs_nic_conformance_test.cc (the conformance
+// suite). Skipped when no device is configured.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
@@ -39,64 +42,6 @@ std::string diagnostics_of(VerbsNic& nic) {
   return out;
 }
 
-TEST(VerbsNic, SendLandsInAPrePostedReceiveByteForByte) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  // Least privilege: the NIC only reads a send's source.
-  MemoryRegion src = cluster->region(0, 4096, Access::kNone);
-  MemoryRegion dst = cluster->region(1, 8192, Access::kLocalWrite);
-  fill_pattern(cluster->bytes_of(src), 1);
-  ASSERT_TRUE(cluster->post_recv(1, 0, dst, 8192, 77).is_ok());
-  ASSERT_TRUE(cluster->post(0, 1, WorkOpcode::kSend, src, 4096, 5).is_ok());
-  ASSERT_TRUE(cluster->progress_until(
-      [&] { return cluster->completions(0).size() == 1 && cluster->completions(1).size() == 1; }));
-
-  const Completion& r = cluster->completions(1)[0];
-  EXPECT_EQ(r.status, CompletionStatus::kSuccess) << completion_status_name(r.status);
-  EXPECT_EQ(r.opcode, CompletionOpcode::kRecv);
-  EXPECT_EQ(r.wr_id, 77u);
-  EXPECT_EQ(r.byte_len, 4096u);
-  EXPECT_EQ(r.peer, 0u);
-  EXPECT_EQ(r.qp, cluster->nic(1).queue_pair_to(0));
-  EXPECT_FALSE(r.has_imm);
-  EXPECT_TRUE(equal_bytes(cluster->bytes_of(dst).first(4096), cluster->bytes_of(src)));
-
-  const Completion& s = cluster->completions(0)[0];
-  EXPECT_EQ(s.status, CompletionStatus::kSuccess);
-  EXPECT_EQ(s.opcode, CompletionOpcode::kSend);
-  EXPECT_EQ(s.wr_id, 5u);
-  EXPECT_EQ(s.peer, 1u);
-  EXPECT_EQ(cluster->nic(0).queue_pair_state(cluster->nic(0).queue_pair_to(1)),
-            QpState::kReadyToSend);
-}
-
-TEST(VerbsNic, SendsOnOneQueuePairLandInPostedOrder) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  constexpr int kMessages = 8;
-  MemoryRegion src = cluster->region(0, kMessages * 512, Access::kNone);
-  MemoryRegion dst = cluster->region(1, kMessages * 512, Access::kLocalWrite);
-  fill_pattern(cluster->bytes_of(src), 2);
-  for (int i = 0; i < kMessages; ++i) {
-    MemoryRegion slot = dst;
-    slot.addr += static_cast<uint64_t>(i) * 512;
-    ASSERT_TRUE(cluster->post_recv(1, 0, slot, 512, 100 + i).is_ok());
-  }
-  for (int i = 0; i < kMessages; ++i) {
-    MemoryRegion piece = src;
-    piece.addr += static_cast<uint64_t>(i) * 512;
-    ASSERT_TRUE(cluster->post(0, 1, WorkOpcode::kSend, piece, 512, i).is_ok());
-  }
-  ASSERT_TRUE(cluster->progress_until_count(1, kMessages));
-  for (int i = 0; i < kMessages; ++i) {
-    EXPECT_EQ(cluster->completions(1)[i].wr_id, static_cast<uint64_t>(100 + i));
-    EXPECT_EQ(cluster->completions(1)[i].status, CompletionStatus::kSuccess);
-  }
-  EXPECT_TRUE(equal_bytes(cluster->bytes_of(dst), cluster->bytes_of(src)));
-}
-
 TEST(VerbsNic, SmallInlineSendIsByteExact) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   auto cluster = start_cluster(2);
@@ -116,275 +61,47 @@ TEST(VerbsNic, SmallInlineSendIsByteExact) {
   RecordProperty("max_inline_data", static_cast<int>(inline_bytes));
 }
 
-TEST(VerbsNic, RdmaWriteMovesBytesExactlyAndConsumesNoReceive) {
+// Verbs cannot register zero bytes: a zero-length region (a dead or empty
+// tensor's) gets keys 0 and no ibv_mr, and is deregistered once. (That no key
+// is needed to write zero bytes with an immediate is the conformance suite's.)
+TEST(VerbsNic, ZeroLengthRegionHasNoKeysAndDeregistersOnce) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
+  auto cluster = start_cluster(1);
   ASSERT_NE(cluster, nullptr);
-  constexpr uint32_t kBytes = 1 << 20;
-  MemoryRegion src = cluster->region(0, kBytes, Access::kNone);
-  MemoryRegion dst = cluster->region(1, kBytes + 4096, Access::kRemoteWrite);
-  fill_pattern(cluster->bytes_of(src), 4);
-  ASSERT_TRUE(cluster->post(0, 1, WorkOpcode::kRdmaWrite, src, kBytes, 9, dst.addr + 4096, dst.rkey)
-                  .is_ok());
-  ASSERT_TRUE(cluster->progress_until_count(0, 1));
-  const Completion& s = cluster->completions(0)[0];
-  EXPECT_EQ(s.status, CompletionStatus::kSuccess) << diagnostics_of(cluster->nic(0));
-  EXPECT_EQ(s.opcode, CompletionOpcode::kRdmaWrite);
-  EXPECT_EQ(s.byte_len, kBytes);
-  EXPECT_TRUE(equal_bytes(cluster->bytes_of(dst).subspan(4096), cluster->bytes_of(src)));
-  // Nothing before the target range was touched.
-  const auto head = cluster->bytes_of(dst).first(4096);
-  EXPECT_TRUE(std::all_of(head.begin(), head.end(), [](std::byte b) { return b == std::byte{0}; }));
-  EXPECT_TRUE(cluster->completions(1).empty());
+  MemoryRegion empty = cluster->region(0, 0, Access::kRemoteWrite);
+  EXPECT_EQ(empty.lkey, 0u);
+  EXPECT_EQ(empty.rkey, 0u);
+  EXPECT_EQ(empty.length, 0u);
+  EXPECT_TRUE(cluster->nic(0).deregister_memory(empty).is_ok());
+  EXPECT_EQ(cluster->nic(0).deregister_memory(empty).code(), StatusCode::kNotFound);
 }
 
-TEST(VerbsNic, WriteWithImmDeliversTheImmediateAndByteLen) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  MemoryRegion src = cluster->region(0, 3000, Access::kNone);
-  MemoryRegion dst = cluster->region(1, 4096, Access::kRemoteWrite);
-  MemoryRegion none = cluster->region(1, 0, Access::kLocalWrite);
-  fill_pattern(cluster->bytes_of(src), 5);
-  // A write-with-imm consumes a receive but writes where the sender says.
-  ASSERT_TRUE(cluster->post_recv(1, 0, none, 0, 31).is_ok());
-  ASSERT_TRUE(cluster
-                  ->post(0, 1, WorkOpcode::kRdmaWriteWithImm, src, 3000, 6, dst.addr + 100,
-                         dst.rkey, 0xDEADBEEF)
-                  .is_ok());
-  ASSERT_TRUE(cluster->progress_until(
-      [&] { return cluster->completions(0).size() == 1 && cluster->completions(1).size() == 1; }));
-  const Completion& r = cluster->completions(1)[0];
-  EXPECT_EQ(r.status, CompletionStatus::kSuccess) << diagnostics_of(cluster->nic(1));
-  EXPECT_EQ(r.opcode, CompletionOpcode::kRecvRdmaWithImm);
-  EXPECT_EQ(r.wr_id, 31u);
-  EXPECT_TRUE(r.has_imm);
-  EXPECT_EQ(r.imm_data, 0xDEADBEEFu);
-  EXPECT_EQ(r.byte_len, 3000u);
-  EXPECT_EQ(r.peer, 0u);
-  EXPECT_TRUE(equal_bytes(cluster->bytes_of(dst).subspan(100, 3000), cluster->bytes_of(src)));
-  EXPECT_EQ(cluster->completions(0)[0].opcode, CompletionOpcode::kRdmaWrite);
-  EXPECT_EQ(cluster->completions(0)[0].status, CompletionStatus::kSuccess);
-}
-
-TEST(VerbsNic, ZeroLengthWriteWithImmCarriesOnlyTheImmediate) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  // What the protocol sends for a dead or empty tensor: no bytes, no key.
-  MemoryRegion empty_src = cluster->region(0, 0, Access::kNone);
-  MemoryRegion empty_dst = cluster->region(1, 0, Access::kRemoteWrite);
-  EXPECT_EQ(empty_src.lkey, 0u);
-  ASSERT_TRUE(cluster->post_recv(1, 0, empty_dst, 0, 1).is_ok());
-  ASSERT_TRUE(cluster
-                  ->post(0, 1, WorkOpcode::kRdmaWriteWithImm, empty_src, 0, 2, empty_dst.addr,
-                         empty_dst.rkey, 12345)
-                  .is_ok());
-  ASSERT_TRUE(cluster->progress_until_count(1, 1));
-  const Completion& r = cluster->completions(1)[0];
-  EXPECT_EQ(r.status, CompletionStatus::kSuccess) << diagnostics_of(cluster->nic(1));
-  EXPECT_EQ(r.opcode, CompletionOpcode::kRecvRdmaWithImm);
-  EXPECT_EQ(r.byte_len, 0u);
-  EXPECT_EQ(r.imm_data, 12345u);
-  EXPECT_TRUE(cluster->nic(0).deregister_memory(empty_src).is_ok());
-  EXPECT_EQ(cluster->nic(0).deregister_memory(empty_src).code(), StatusCode::kNotFound);
-}
-
-TEST(VerbsNic, RdmaReadFetchesRemoteBytesExactly) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  constexpr uint32_t kBytes = 64 * 1024;
-  MemoryRegion remote = cluster->region(1, kBytes, Access::kRemoteRead);
-  MemoryRegion local = cluster->region(0, kBytes, Access::kLocalWrite);
-  fill_pattern(cluster->bytes_of(remote), 6);
-  ASSERT_TRUE(
-      cluster->post(0, 1, WorkOpcode::kRdmaRead, local, kBytes, 11, remote.addr, remote.rkey)
-          .is_ok());
-  ASSERT_TRUE(cluster->progress_until_count(0, 1));
-  const Completion& c = cluster->completions(0)[0];
-  EXPECT_EQ(c.status, CompletionStatus::kSuccess) << diagnostics_of(cluster->nic(0));
-  EXPECT_EQ(c.opcode, CompletionOpcode::kRdmaRead);
-  EXPECT_EQ(c.wr_id, 11u);
-  EXPECT_EQ(c.byte_len, kBytes);
-  EXPECT_TRUE(equal_bytes(cluster->bytes_of(local), cluster->bytes_of(remote)));
-  EXPECT_TRUE(cluster->completions(1).empty());
-}
-
-TEST(VerbsNic, SendLargerThanTheReceiveIsALocalLengthErrorAtTheReceiver) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  MemoryRegion src = cluster->region(0, 256, Access::kNone);
-  MemoryRegion dst = cluster->region(1, 256, Access::kLocalWrite);
-  ASSERT_TRUE(cluster->post_recv(1, 0, dst, 64, 40).is_ok());
-  ASSERT_TRUE(cluster->post_recv(1, 0, dst, 64, 41).is_ok());
-  ASSERT_TRUE(cluster->post(0, 1, WorkOpcode::kSend, src, 256, 50).is_ok());
-  ASSERT_TRUE(cluster->progress_until([&] {
-    return cluster->completions(0).size() >= 1 && cluster->completions(1).size() >= 2;
-  })) << diagnostics_of(cluster->nic(0))
-      << diagnostics_of(cluster->nic(1));
-  const Completion* r = cluster->completion(1, 40);
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->status, CompletionStatus::kLocalLengthError)
-      << completion_status_name(r->status) << diagnostics_of(cluster->nic(1));
-  EXPECT_EQ(r->opcode, CompletionOpcode::kRecv);
-  // The receiver's queue pair broke: the next receive is flushed.
-  const Completion* flushed = cluster->completion(1, 41);
-  ASSERT_NE(flushed, nullptr);
-  EXPECT_EQ(flushed->status, CompletionStatus::kWorkRequestFlushed);
-  const Completion* s = cluster->completion(0, 50);
-  ASSERT_NE(s, nullptr);
-  EXPECT_NE(s->status, CompletionStatus::kSuccess);
-  EXPECT_EQ(s->opcode, CompletionOpcode::kSend);
-  RecordProperty("sender_status", completion_status_name(s->status));
-  EXPECT_EQ(cluster->nic(1).queue_pair_state(cluster->nic(1).queue_pair_to(0)), QpState::kError);
-  EXPECT_EQ(cluster->nic(0).queue_pair_state(cluster->nic(0).queue_pair_to(1)), QpState::kError);
-  EXPECT_EQ(cluster->post(0, 1, WorkOpcode::kSend, src, 8, 51).code(), StatusCode::kQpError);
-}
-
-TEST(VerbsNic, WriteToADeregisteredRkeyIsARemoteAccessError) {
+// The conformance suite checks what a failed request does; here, that the
+// NIC says why in verbs' own words (status name and vendor_err), once.
+TEST(VerbsNic, ErrorCompletionIsDescribedInVerbsOwnWords) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   auto cluster = start_cluster(2);
   ASSERT_NE(cluster, nullptr);
   MemoryRegion src = cluster->region(0, 4096, Access::kNone);
   MemoryRegion stale = cluster->region(1, 4096, Access::kRemoteWrite);
-  MemoryRegion ring = cluster->region(1, 64, Access::kLocalWrite);
   ASSERT_TRUE(cluster->nic(1).deregister_memory(stale).is_ok());
-  EXPECT_EQ(cluster->nic(1).deregister_memory(stale).code(), StatusCode::kNotFound);
-  ASSERT_TRUE(cluster->post_recv(1, 0, ring, 64, 60).is_ok());
   ASSERT_TRUE(
       cluster->post(0, 1, WorkOpcode::kRdmaWrite, src, 4096, 61, stale.addr, stale.rkey).is_ok());
   ASSERT_TRUE(
       cluster->post(0, 1, WorkOpcode::kRdmaWrite, src, 16, 62, stale.addr, stale.rkey).is_ok());
   ASSERT_TRUE(cluster->progress_until_count(0, 2)) << diagnostics_of(cluster->nic(0));
-  const Completion* bad = cluster->completion(0, 61);
-  ASSERT_NE(bad, nullptr);
-  EXPECT_EQ(bad->status, CompletionStatus::kRemoteAccessError) << diagnostics_of(cluster->nic(0));
-  EXPECT_EQ(bad->opcode, CompletionOpcode::kRdmaWrite);
-  EXPECT_EQ(bad->peer, 1u);
-  // What followed it on the broken queue pair is flushed, with its own opcode.
-  const Completion* next = cluster->completion(0, 62);
-  ASSERT_NE(next, nullptr);
-  EXPECT_EQ(next->status, CompletionStatus::kWorkRequestFlushed);
-  EXPECT_EQ(next->opcode, CompletionOpcode::kRdmaWrite);
-  EXPECT_EQ(cluster->nic(0).queue_pair_state(cluster->nic(0).queue_pair_to(1)), QpState::kError);
-  EXPECT_EQ(cluster->post(0, 1, WorkOpcode::kSend, src, 8, 63).code(), StatusCode::kQpError);
-  // The responder's end breaks too; its posted receive is flushed.
-  ASSERT_TRUE(cluster->progress_until_count(1, 1)) << diagnostics_of(cluster->nic(1));
-  EXPECT_EQ(cluster->completions(1)[0].wr_id, 60u);
-  EXPECT_EQ(cluster->completions(1)[0].status, CompletionStatus::kWorkRequestFlushed);
-  EXPECT_EQ(cluster->nic(1).queue_pair_state(cluster->nic(1).queue_pair_to(0)), QpState::kError);
-  // The failure is described in verbs' own words.
   const auto& lines = cluster->nic(0).diagnostics();
-  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
-    return l.find("IBV_WC_REM_ACCESS_ERR") != std::string::npos;
-  })) << diagnostics_of(cluster->nic(0));
-}
-
-TEST(VerbsNic, WrongLkeyIsALocalProtectionError) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  MemoryRegion src = cluster->region(0, 64, Access::kNone);
-  MemoryRegion dst = cluster->region(1, 64, Access::kLocalWrite);
-  ASSERT_TRUE(cluster->post_recv(1, 0, dst, 64, 1).is_ok());
-  MemoryRegion wrong = src;
-  wrong.lkey = src.lkey ^ 0x00ABCD00u;
-  // Small enough to go inline, which would skip the key check: the NIC must not.
-  ASSERT_TRUE(cluster->post(0, 1, WorkOpcode::kSend, wrong, 32, 70).is_ok());
-  ASSERT_TRUE(cluster->progress_until_count(0, 1));
-  const Completion& c = cluster->completions(0)[0];
-  EXPECT_EQ(c.wr_id, 70u);
-  EXPECT_EQ(c.status, CompletionStatus::kLocalProtectionError) << diagnostics_of(cluster->nic(0));
-  EXPECT_EQ(c.opcode, CompletionOpcode::kSend);
-  EXPECT_EQ(cluster->nic(0).queue_pair_state(cluster->nic(0).queue_pair_to(1)), QpState::kError);
-}
-
-TEST(VerbsNic, ReceiveWithAWrongLkeyIsALocalProtectionErrorNotALengthError) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  MemoryRegion src = cluster->region(0, 64, Access::kNone);
-  MemoryRegion dst = cluster->region(1, 64, Access::kLocalWrite);
-  MemoryRegion wrong = dst;
-  wrong.lkey = dst.lkey ^ 0x00ABCD00u;
-  ASSERT_TRUE(cluster->post_recv(1, 0, wrong, 64, 72).is_ok());
-  ASSERT_TRUE(cluster->post(0, 1, WorkOpcode::kSend, src, 32, 73).is_ok());
-  ASSERT_TRUE(cluster->progress_until_count(1, 1));
-  EXPECT_EQ(cluster->completions(1)[0].status, CompletionStatus::kLocalProtectionError)
-      << diagnostics_of(cluster->nic(1));
-}
-
-TEST(VerbsNic, LocalRangeOutsideItsRegionIsALocalProtectionError) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  MemoryRegion src = cluster->region(0, 64, Access::kNone);
-  MemoryRegion dst = cluster->region(1, 4096, Access::kRemoteWrite);
-  MemoryRegion beyond = src;
-  beyond.addr += 48;  // 48..80 of a 64-byte region
-  ASSERT_TRUE(
-      cluster->post(0, 1, WorkOpcode::kRdmaWrite, beyond, 32, 71, dst.addr, dst.rkey).is_ok());
-  ASSERT_TRUE(cluster->progress_until_count(0, 1));
-  EXPECT_EQ(cluster->completions(0)[0].status, CompletionStatus::kLocalProtectionError)
+  auto count = [&lines](const std::string& text) {
+    return std::count_if(lines.begin(), lines.end(), [&text](const std::string& l) {
+      return l.find(text) != std::string::npos;
+    });
+  };
+  EXPECT_EQ(count("rdma write to rank 1 (wr_id 61, 4096 bytes) failed: remote access error "
+                  "(IBV_WC_REM_ACCESS_ERR, vendor_err "),
+            1)
       << diagnostics_of(cluster->nic(0));
-}
-
-TEST(VerbsNic, FullSendQueueAnswersNoResourceUntilACompletionFreesASlot) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  const uint32_t depth = cluster->nic(0).send_queue_depth();
-  ASSERT_GT(depth, 0u);
-  MemoryRegion src = cluster->region(0, 64, Access::kNone);
-  MemoryRegion dst = cluster->region(1, 64, Access::kRemoteWrite);
-  for (uint32_t i = 0; i < depth; ++i) {
-    ASSERT_TRUE(cluster->post(0, 1, WorkOpcode::kRdmaWrite, src, 64, i, dst.addr, dst.rkey).is_ok())
-        << i;
-  }
-  const Status full = cluster->post(0, 1, WorkOpcode::kRdmaWrite, src, 64, 999, dst.addr, dst.rkey);
-  EXPECT_EQ(full.code(), StatusCode::kNoResource) << full.to_string();
-  // Not posted: no completion will come for it.
-  ASSERT_TRUE(cluster->progress_until_count(0, depth));
-  EXPECT_EQ(cluster->completion(0, 999), nullptr);
-  for (const Completion& c : cluster->completions(0)) {
-    EXPECT_EQ(c.status, CompletionStatus::kSuccess);
-  }
-  EXPECT_TRUE(
-      cluster->post(0, 1, WorkOpcode::kRdmaWrite, src, 64, 1000, dst.addr, dst.rkey).is_ok());
-  ASSERT_TRUE(cluster->progress_until_count(0, depth + 1));
-}
-
-TEST(VerbsNic, RegionWithoutRemoteWriteRejectsARemoteWrite) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  MemoryRegion src = cluster->region(0, 256, Access::kNone);
-  // A receive ring: the NIC writes into it locally, a peer may not.
-  MemoryRegion ring = cluster->region(1, 256, Access::kLocalWrite);
-  ASSERT_TRUE(
-      cluster->post(0, 1, WorkOpcode::kRdmaWrite, src, 256, 80, ring.addr, ring.rkey).is_ok());
-  ASSERT_TRUE(cluster->progress_until_count(0, 1));
-  EXPECT_EQ(cluster->completions(0)[0].status, CompletionStatus::kRemoteAccessError)
-      << diagnostics_of(cluster->nic(0));
-  const auto ring_bytes = cluster->bytes_of(ring);
-  EXPECT_TRUE(std::all_of(ring_bytes.begin(), ring_bytes.end(),
-                          [](std::byte b) { return b == std::byte{0}; }));
-}
-
-TEST(VerbsNic, RegionWithoutRemoteReadRejectsARemoteRead) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  MemoryRegion target = cluster->region(1, 256, Access::kRemoteWrite);
-  MemoryRegion local = cluster->region(0, 256, Access::kLocalWrite);
-  ASSERT_TRUE(
-      cluster->post(0, 1, WorkOpcode::kRdmaRead, local, 256, 81, target.addr, target.rkey).is_ok());
-  ASSERT_TRUE(cluster->progress_until_count(0, 1));
-  EXPECT_EQ(cluster->completions(0)[0].status, CompletionStatus::kRemoteAccessError)
-      << diagnostics_of(cluster->nic(0));
-  EXPECT_EQ(cluster->completions(0)[0].opcode, CompletionOpcode::kRdmaRead);
+  // The flush that followed adds nothing: the first error says it all.
+  EXPECT_EQ(count("wr_id 62"), 0) << diagnostics_of(cluster->nic(0));
 }
 
 TEST(VerbsNic, RegistrationGrantsTheLeastRightsVerbsAllow) {
@@ -534,20 +251,6 @@ TEST(VerbsNic, PeerThatLeavesBreaksTheQueuePairAndFlushesItsReceives) {
   EXPECT_EQ(cluster->nic(0).queue_pair_state(cluster->nic(0).queue_pair_to(1)), QpState::kError);
 }
 
-TEST(VerbsNic, ReceiverNotReadyWithoutRetriesIsRnrRetryExceeded) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  VerbsNicOptions options = VerbsCluster::default_options();
-  options.rnr_retry_count = 0;
-  auto cluster = start_cluster(2, options);
-  ASSERT_NE(cluster, nullptr);
-  MemoryRegion src = cluster->region(0, 64, Access::kNone);
-  ASSERT_TRUE(cluster->post(0, 1, WorkOpcode::kSend, src, 64, 1).is_ok());  // no receive posted
-  ASSERT_TRUE(cluster->progress_until_count(0, 1));
-  EXPECT_EQ(cluster->completions(0)[0].status, CompletionStatus::kRnrRetryExceeded)
-      << diagnostics_of(cluster->nic(0));
-  EXPECT_EQ(cluster->nic(0).queue_pair_state(cluster->nic(0).queue_pair_to(1)), QpState::kError);
-}
-
 // Waits for the next rdma_cm event on `channel` while the cluster makes
 // progress (rank 0 must read its own rdma_cm events to answer).
 rdma_cm_event_type next_cm_event(VerbsCluster& cluster, rdma_event_channel* channel) {
@@ -603,18 +306,6 @@ TEST(VerbsNic, StrangerConnectingAfterSetUpIsRejectedAndChangesNothing) {
   ASSERT_TRUE(cluster->post(0, 1, WorkOpcode::kSend, src, 64, 2).is_ok());
   ASSERT_TRUE(cluster->progress_until_count(1, 1));
   EXPECT_EQ(cluster->completions(1)[0].status, CompletionStatus::kSuccess);
-}
-
-TEST(VerbsNic, InvalidQueuePairHandlesAreRefused) {
-  TENSORWIRE_SKIP_WITHOUT_RDMA();
-  auto cluster = start_cluster(2);
-  ASSERT_NE(cluster, nullptr);
-  VerbsNic& nic = cluster->nic(0);
-  SendWorkRequest wr;
-  EXPECT_EQ(nic.post_send(QpHandle{0}, wr).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(nic.post_send(nic.queue_pair_to(0), wr).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(nic.post_recv(QpHandle{7}, RecvWorkRequest{}).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(nic.queue_pair_state(QpHandle{7}), QpState::kError);
 }
 
 }  // namespace
