@@ -22,6 +22,71 @@ bool valid_opcode(WorkOpcode op) {
   return static_cast<uint8_t>(op) <= static_cast<uint8_t>(WorkOpcode::kRdmaRead);
 }
 
+// Whether the receive at the head of the receiver's queue takes a send of
+// `length` bytes: large enough, and registered for local writes.
+Status check_receive(SimContext& context, const MemoryRegistry& registry, uint32_t receiver,
+                     const RecvWorkRequest& recv, uint32_t length) {
+  if (length > recv.local.length) {
+    return Status(StatusCode::kInvalidArgument,
+                  "send of " + std::to_string(length) + " bytes into a receive of " +
+                      std::to_string(recv.local.length));
+  }
+  context.events.use(SharedObject::memory(receiver, recv.local.addr, length));
+  return registry.check_local(recv.local.lkey, recv.local.addr, length, Access::kLocalWrite);
+}
+
+// Whether the receiver's registrations let `wr` write where it points.
+Status check_remote_write(SimContext& context, const MemoryRegistry& registry, uint32_t receiver,
+                          const SendWorkRequest& wr) {
+  context.events.use(SharedObject::memory(receiver, wr.remote_addr, wr.local.length));
+  return registry.check_remote(wr.rkey, wr.remote_addr, wr.local.length, Access::kRemoteWrite);
+}
+
+// The receiver's error completion for a receive a send did not fit.
+Completion failed_receive(const RecvWorkRequest& recv, uint32_t length) {
+  Completion c;
+  c.wr_id = recv.wr_id;
+  c.opcode = CompletionOpcode::kRecv;
+  c.status = length > recv.local.length ? CompletionStatus::kLocalLengthError
+                                        : CompletionStatus::kLocalProtectionError;
+  return c;
+}
+
+// The receiver's completion of the receive a send or a write-with-imm consumed.
+Completion consumed_receive(const SendWorkRequest& wr, uint64_t recv_wr_id) {
+  Completion c;
+  c.wr_id = recv_wr_id;
+  c.opcode = wr.opcode == WorkOpcode::kSend ? CompletionOpcode::kRecv
+                                            : CompletionOpcode::kRecvRdmaWithImm;
+  c.byte_len = wr.local.length;
+  c.has_imm = wr.opcode == WorkOpcode::kRdmaWriteWithImm;
+  c.imm_data = c.has_imm ? wr.imm_data : 0;
+  return c;
+}
+
+// Copies the payload (empty in timing-only mode) to the receiver's memory and
+// tells the observer where an RDMA write landed.
+void place_payload(SimContext& context, SimMemorySpace& memory, uint32_t receiver,
+                   uint64_t dst_addr, const SendWorkRequest& wr,
+                   const std::vector<std::byte>& payload) {
+  if (!payload.empty()) {
+    std::span<std::byte> dst = memory.bytes_at(dst_addr, payload.size(), /*for_write=*/true);
+    if (!dst.empty()) std::memcpy(dst.data(), payload.data(), payload.size());
+  }
+  if (wr.opcode != WorkOpcode::kSend && wr.local.length > 0 && context.observer != nullptr) {
+    context.observer->on_remote_write_landed(receiver, dst_addr, wr.local.length,
+                                             wr.opcode == WorkOpcode::kRdmaWriteWithImm,
+                                             wr.imm_data);
+  }
+}
+
+void count_delivered(TransportStats& s, const SendWorkRequest& wr) {
+  s.bytes_on_wire_tx += wr.local.length;
+  if (wr.opcode == WorkOpcode::kSend) s.sends += 1;
+  if (wr.opcode == WorkOpcode::kRdmaWrite) s.rdma_writes += 1;
+  if (wr.opcode == WorkOpcode::kRdmaWriteWithImm) s.rdma_writes_with_imm += 1;
+}
+
 }  // namespace
 
 RcTransport::RcTransport(SimContext& context, std::vector<SimMemorySpace*> memories,
@@ -276,72 +341,29 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
       return;
     }
     // Where the bytes go, and whether the receiver allows it.
-    Status check;
-    uint64_t dst_addr = 0;
-    RecvWorkRequest recv;
-    if (wr.opcode == WorkOpcode::kSend) {
-      recv = in.recvs.front();
-      if (length > recv.local.length) {
-        check = Status(StatusCode::kInvalidArgument,
-                       "send of " + std::to_string(length) + " bytes into a receive of " +
-                           std::to_string(recv.local.length));
-      } else {
-        context_.events.use(SharedObject::memory(receiver, recv.local.addr, length));
-        check = registries_[receiver]->check_local(recv.local.lkey, recv.local.addr, length,
-                                                   Access::kLocalWrite);
-      }
-      dst_addr = recv.local.addr;
-      if (!check.is_ok()) {
+    const bool send = wr.opcode == WorkOpcode::kSend;
+    const RecvWorkRequest recv = send ? in.recvs.front() : RecvWorkRequest{};
+    const uint64_t dst_addr = send ? recv.local.addr : wr.remote_addr;
+    const Status check =
+        send ? check_receive(context_, *registries_[receiver], receiver, recv, length)
+             : check_remote_write(context_, *registries_[receiver], receiver, wr);
+    if (!check.is_ok()) {
+      if (send) {
         in.recvs.pop_front();
         trace_error(receiver, sender, "receive", check);
-        Completion c;
-        c.wr_id = recv.wr_id;
-        c.opcode = CompletionOpcode::kRecv;
-        c.status = length > recv.local.length ? CompletionStatus::kLocalLengthError
-                                              : CompletionStatus::kLocalProtectionError;
-        deliver(receiver, sender, context_.now(), c);
-        enter_error(receiver, sender, CompletionStatus::kWorkRequestFlushed);
-        complete_send(sender, receiver, a.seq, context_.now() + latency,
-                      CompletionStatus::kRemoteAccessError, 0);
-        continue;
-      }
-    } else {
-      context_.events.use(SharedObject::memory(receiver, wr.remote_addr, length));
-      check = registries_[receiver]->check_remote(wr.rkey, wr.remote_addr, length,
-                                                  Access::kRemoteWrite);
-      dst_addr = wr.remote_addr;
-      if (!check.is_ok()) {
+        deliver(receiver, sender, context_.now(), failed_receive(recv, length));
+      } else {
         trace_error(receiver, sender, "rdma write (responder)", check);
-        enter_error(receiver, sender, CompletionStatus::kWorkRequestFlushed);
-        complete_send(sender, receiver, a.seq, context_.now() + latency,
-                      CompletionStatus::kRemoteAccessError, 0);
-        continue;
       }
+      enter_error(receiver, sender, CompletionStatus::kWorkRequestFlushed);
+      complete_send(sender, receiver, a.seq, context_.now() + latency,
+                    CompletionStatus::kRemoteAccessError, 0);
+      continue;
     }
-    // Place the bytes.
-    if (!a.payload.empty()) {
-      std::span<std::byte> dst =
-          memories_[receiver]->bytes_at(dst_addr, a.payload.size(), /*for_write=*/true);
-      if (!dst.empty()) std::memcpy(dst.data(), a.payload.data(), a.payload.size());
-    }
-    if (wr.opcode != WorkOpcode::kSend && length > 0 && context_.observer != nullptr) {
-      context_.observer->on_remote_write_landed(receiver, dst_addr, length,
-                                                wr.opcode == WorkOpcode::kRdmaWriteWithImm,
-                                                wr.imm_data);
-    }
-    TransportStats& s = context_.stats[sender];
-    s.bytes_on_wire_tx += length;
-    if (wr.opcode == WorkOpcode::kSend) s.sends += 1;
-    if (wr.opcode == WorkOpcode::kRdmaWrite) s.rdma_writes += 1;
-    if (wr.opcode == WorkOpcode::kRdmaWriteWithImm) s.rdma_writes_with_imm += 1;
+    place_payload(context_, *memories_[receiver], receiver, dst_addr, wr, a.payload);
+    count_delivered(context_.stats[sender], wr);
     if (needs_recv) {
-      Completion c;
-      c.wr_id = wr.opcode == WorkOpcode::kSend ? recv.wr_id : in.recvs.front().wr_id;
-      c.opcode = wr.opcode == WorkOpcode::kSend ? CompletionOpcode::kRecv
-                                                : CompletionOpcode::kRecvRdmaWithImm;
-      c.byte_len = length;
-      c.has_imm = wr.opcode == WorkOpcode::kRdmaWriteWithImm;
-      c.imm_data = c.has_imm ? wr.imm_data : 0;
+      const Completion c = consumed_receive(wr, in.recvs.front().wr_id);
       in.recvs.pop_front();
       deliver(receiver, sender, context_.now(), c);
     }

@@ -355,8 +355,7 @@ Status VerbsNic::post_recv(QpHandle qp, const RecvWorkRequest& wr) {
 
 void VerbsNic::set_completion_handler(CompletionHandler handler) { handler_ = std::move(handler); }
 
-Result<Completion> VerbsNic::translate(const ibv_wc& wc) {
-  const uint64_t slot = wc.wr_id;
+Result<VerbsNic::Outstanding> VerbsNic::retire(uint64_t slot) {
   if (slot >= slots_.size() || !slots_[slot].in_use) {
     return Status(StatusCode::kInternal, "ibv_poll_cq(" + device_->name() + ") returned wr_id " +
                                              std::to_string(slot) +
@@ -370,47 +369,35 @@ Result<Completion> VerbsNic::translate(const ibv_wc& wc) {
   } else {
     p.sends_outstanding -= 1;
   }
+  return posted;
+}
 
-  Completion c;
-  c.wr_id = posted.wr_id;
-  c.qp = QpHandle{posted.peer + 1};
-  c.peer = posted.peer;
-  c.status = completion_status_for(wc.status);
-  if (posted.kind == WorkKind::kRecv && wc.status == IBV_WC_LOC_QP_OP_ERR &&
-      receive_buffer_is_sound(posted)) {
-    c.status = CompletionStatus::kLocalLengthError;  // rxe's word for it; see verbs_nic.h
-  }
-  const bool ok = wc.status == IBV_WC_SUCCESS;
-  switch (posted.kind) {
-    case WorkKind::kSend: c.opcode = CompletionOpcode::kSend; break;
+CompletionOpcode VerbsNic::completion_opcode(WorkKind kind, bool ok, const ibv_wc& wc) {
+  switch (kind) {
+    case WorkKind::kSend: return CompletionOpcode::kSend;
     case WorkKind::kRdmaWrite:
-    case WorkKind::kRdmaWriteWithImm: c.opcode = CompletionOpcode::kRdmaWrite; break;
-    case WorkKind::kRdmaRead: c.opcode = CompletionOpcode::kRdmaRead; break;
+    case WorkKind::kRdmaWriteWithImm: return CompletionOpcode::kRdmaWrite;
+    case WorkKind::kRdmaRead: return CompletionOpcode::kRdmaRead;
     case WorkKind::kRecv:
       // On success the opcode tells a send from a write-with-imm; on error it
       // is undefined and the receive reads as a plain one, as in the simulator.
-      c.opcode = ok && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM ? CompletionOpcode::kRecvRdmaWithImm
-                                                              : CompletionOpcode::kRecv;
-      break;
+      return ok && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM ? CompletionOpcode::kRecvRdmaWithImm
+                                                          : CompletionOpcode::kRecv;
   }
-  if (ok) {
-    if (posted.kind == WorkKind::kRecv) {
-      c.byte_len = wc.byte_len;
-      c.has_imm = (wc.wc_flags & IBV_WC_WITH_IMM) != 0;
-      c.imm_data = c.has_imm ? ntohl(wc.imm_data) : 0;
-    } else {
-      // Verbs define byte_len for receives and reads only; the simulator
-      // reports the bytes moved for every successful request, so do we.
-      c.byte_len = posted.length;
-    }
-    auto q = peer_of_qp_num_.find(wc.qp_num);
-    if (q == peer_of_qp_num_.end() || q->second != posted.peer) {
-      note("rank " + std::to_string(rank_) + ": completion of wr_id " +
-           std::to_string(posted.wr_id) + " came on qp_num " + std::to_string(wc.qp_num) +
-           ", not on the queue pair to rank " + std::to_string(posted.peer));
-    }
-    return c;
+  return CompletionOpcode::kSend;
+}
+
+void VerbsNic::note_foreign_qp(const ibv_wc& wc, const Outstanding& posted) const {
+  auto q = peer_of_qp_num_.find(wc.qp_num);
+  if (q == peer_of_qp_num_.end() || q->second != posted.peer) {
+    note("rank " + std::to_string(rank_) + ": completion of wr_id " +
+         std::to_string(posted.wr_id) + " came on qp_num " + std::to_string(wc.qp_num) +
+         ", not on the queue pair to rank " + std::to_string(posted.peer));
   }
+}
+
+void VerbsNic::note_failure(const ibv_wc& wc, const Outstanding& posted,
+                            CompletionStatus reported) const {
   const char* what = "receive";
   switch (posted.kind) {
     case WorkKind::kSend: what = "send"; break;
@@ -428,10 +415,42 @@ Result<Completion> VerbsNic::translate(const ibv_wc& wc) {
   // the first error says it all.
   if (wc.status != IBV_WC_WR_FLUSH_ERR) {
     note("rank " + std::to_string(rank_) + ": " + line + ", reported as " +
-         completion_status_name(c.status));
+         completion_status_name(reported));
   }
   mark_error(posted.peer, std::string(wc_status_enum_name(wc.status)) + " on wr_id " +
                               std::to_string(posted.wr_id));
+}
+
+Result<Completion> VerbsNic::translate(const ibv_wc& wc) {
+  Result<Outstanding> retired = retire(wc.wr_id);
+  if (!retired.is_ok()) return retired.status();
+  const Outstanding& posted = *retired;
+
+  Completion c;
+  c.wr_id = posted.wr_id;
+  c.qp = QpHandle{posted.peer + 1};
+  c.peer = posted.peer;
+  c.status = completion_status_for(wc.status);
+  if (posted.kind == WorkKind::kRecv && wc.status == IBV_WC_LOC_QP_OP_ERR &&
+      receive_buffer_is_sound(posted)) {
+    c.status = CompletionStatus::kLocalLengthError;  // rxe's word for it; see verbs_nic.h
+  }
+  const bool ok = wc.status == IBV_WC_SUCCESS;
+  c.opcode = completion_opcode(posted.kind, ok, wc);
+  if (!ok) {
+    note_failure(wc, posted, c.status);
+    return c;
+  }
+  if (posted.kind == WorkKind::kRecv) {
+    c.byte_len = wc.byte_len;
+    c.has_imm = (wc.wc_flags & IBV_WC_WITH_IMM) != 0;
+    c.imm_data = c.has_imm ? ntohl(wc.imm_data) : 0;
+  } else {
+    // Verbs define byte_len for receives and reads only; the simulator
+    // reports the bytes moved for every successful request, so do we.
+    c.byte_len = posted.length;
+  }
+  note_foreign_qp(wc, posted);
   return c;
 }
 

@@ -135,6 +135,16 @@ class VerbsNic final : public Nic {
   void release_slot(uint64_t slot);
   bool may_inline(const SendWorkRequest& wr, const PeerQp& peer) const;
   Result<Completion> translate(const ibv_wc& wc);
+  // Frees the slot of a completed work request and counts it off its queue
+  // pair: what was posted there, or an error for a slot nothing was posted in.
+  Result<Outstanding> retire(uint64_t slot);
+  static CompletionOpcode completion_opcode(WorkKind kind, bool ok, const ibv_wc& wc);
+  // Notes a successful completion that came on another queue pair than its
+  // work request's.
+  void note_foreign_qp(const ibv_wc& wc, const Outstanding& posted) const;
+  // Notes a failed work request in verbs' words (not its flushes) and moves
+  // its queue pair to the error state.
+  void note_failure(const ibv_wc& wc, const Outstanding& posted, CompletionStatus reported) const;
   bool receive_buffer_is_sound(const Outstanding& posted) const;
   void mark_error(RankId peer, const std::string& why) const;
   Status poll_side_events();

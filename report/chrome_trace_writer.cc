@@ -61,6 +61,12 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return length;
 }
 
+// Every trace event on a line of its own, a comma before all but the first.
+void begin_event(std::string& out, bool& first) {
+  out += first ? "\n" : ",\n";
+  first = false;
+}
+
 }  // namespace
 
 std::optional<uint32_t> node_of_track(std::string_view track) {
@@ -125,6 +131,48 @@ void append_microseconds(std::string& out, int64_t time_ns) {
   out += static_cast<char>('0' + fraction / 10 % 10);
   out += static_cast<char>('0' + fraction % 10);
 }
+
+namespace {
+
+// A process's name ("node N", or "other") and its place in the viewer.
+void append_process_records(std::string& out, bool& first, int64_t pid) {
+  begin_event(out, first);
+  out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":";
+  append_integer(out, pid);
+  out += ",\"tid\":0,\"args\":{\"name\":";
+  append_json_string(out, pid == ChromeTraceWriter::kOtherProcessId ? "other"
+                                                                     : "node " + std::to_string(pid));
+  out += "}}";
+  begin_event(out, first);
+  out += "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":";
+  append_integer(out, pid);
+  out += ",\"tid\":0,\"args\":{\"sort_index\":";
+  append_integer(out, pid);
+  out += "}}";
+}
+
+// A track's name and its place within its process.
+void append_thread_records(std::string& out, bool& first, int64_t pid, int64_t tid,
+                           std::string_view name) {
+  begin_event(out, first);
+  out += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":";
+  append_integer(out, pid);
+  out += ",\"tid\":";
+  append_integer(out, tid);
+  out += ",\"args\":{\"name\":";
+  append_json_string(out, name);
+  out += "}}";
+  begin_event(out, first);
+  out += "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":";
+  append_integer(out, pid);
+  out += ",\"tid\":";
+  append_integer(out, tid);
+  out += ",\"args\":{\"sort_index\":";
+  append_integer(out, tid);
+  out += "}}";
+}
+
+}  // namespace
 
 void ChromeTraceWriter::slice(std::string_view track, std::string_view name, TimeNs start_ns,
                               TimeNs duration_ns, std::string_view detail) {
@@ -202,70 +250,39 @@ void ChromeTraceWriter::append_json(std::string& out) const {
   }
   out += "},\n\"traceEvents\":[";
   bool first = true;
-  const auto begin_event = [&] {
-    out += first ? "\n" : ",\n";
-    first = false;
-  };
-
   // Processes in node order (a std::set, so the order is the numbers').
   std::set<int64_t> processes;
   for (const Track& t : tracks_) processes.insert(t.pid);
-  for (const int64_t pid : processes) {
-    begin_event();
-    out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":";
-    append_integer(out, pid);
-    out += ",\"tid\":0,\"args\":{\"name\":";
-    append_json_string(out, pid == kOtherProcessId ? "other" : "node " + std::to_string(pid));
-    out += "}}";
-    begin_event();
-    out += "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":";
-    append_integer(out, pid);
-    out += ",\"tid\":0,\"args\":{\"sort_index\":";
-    append_integer(out, pid);
-    out += "}}";
-  }
+  for (const int64_t pid : processes) append_process_records(out, first, pid);
   // Threads in first-seen order.
-  for (const Track& t : tracks_) {
-    begin_event();
-    out += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":";
-    append_integer(out, t.pid);
-    out += ",\"tid\":";
-    append_integer(out, t.tid);
-    out += ",\"args\":{\"name\":";
-    append_json_string(out, t.name);
-    out += "}}";
-    begin_event();
-    out += "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":";
-    append_integer(out, t.pid);
-    out += ",\"tid\":";
-    append_integer(out, t.tid);
-    out += ",\"args\":{\"sort_index\":";
-    append_integer(out, t.tid);
-    out += "}}";
-  }
+  for (const Track& t : tracks_) append_thread_records(out, first, t.pid, t.tid, t.name);
   for (const Event& e : events_) {
-    const Track& t = tracks_[e.track];
-    begin_event();
-    out += e.is_instant ? "{\"ph\":\"i\",\"s\":\"t\",\"name\":" : "{\"ph\":\"X\",\"name\":";
-    append_json_string(out, names_[e.name]);
-    out += ",\"pid\":";
-    append_integer(out, t.pid);
-    out += ",\"tid\":";
-    append_integer(out, t.tid);
-    out += ",\"ts\":";
-    append_microseconds(out, e.start_ns);
-    if (!e.is_instant) {
-      out += ",\"dur\":";
-      append_microseconds(out, e.duration_ns);
-    }
-    if (e.detail_size > 0) {
-      out += ",\"args\":{\"detail\":";
-      append_json_string(out, std::string_view(details_).substr(e.detail_offset, e.detail_size));
-      out += '}';
-    }
-    out += '}';
+    begin_event(out, first);
+    append_event(out, e);
   }
   out += "\n]}\n";
+}
+
+void ChromeTraceWriter::append_event(std::string& out, const Event& e) const {
+  const Track& t = tracks_[e.track];
+  out += e.is_instant ? "{\"ph\":\"i\",\"s\":\"t\",\"name\":" : "{\"ph\":\"X\",\"name\":";
+  append_json_string(out, names_[e.name]);
+  out += ",\"pid\":";
+  append_integer(out, t.pid);
+  out += ",\"tid\":";
+  append_integer(out, t.tid);
+  out += ",\"ts\":";
+  append_microseconds(out, e.start_ns);
+  if (!e.is_instant) {
+    out += ",\"dur\":";
+    append_microseconds(out, e.duration_ns);
+  }
+  if (e.detail_size > 0) {
+    out += ",\"args\":{\"detail\":";
+    append_json_string(out, std::string_view(details_).substr(e.detail_offset, e.detail_size));
+    out += '}';
+  }
+  out += '}';
 }
 
 uint64_t ChromeTraceWriter::content_hash() const { return fnv1a_64(to_json()); }

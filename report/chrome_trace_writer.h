@@ -82,6 +82,8 @@ class ChromeTraceWriter final : public TraceSink {
   uint32_t name_index(std::string_view name);
   void add(std::string_view track, std::string_view name, TimeNs start_ns, TimeNs duration_ns,
            std::string_view detail, bool is_instant);
+  // One slice or instant as a trace event, without the separator before it.
+  void append_event(std::string& out, const Event& e) const;
 
   std::vector<Track> tracks_;
   IndexMap track_ids_;

@@ -250,10 +250,11 @@ Result<RankOutcome> decode_rank_outcome(std::string_view text, RankId expected_r
   }
 }
 
-MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool complete) {
-  MergedRun m;
-  if (parts.empty()) return m;
-  const RankOutcome& first = parts.front();
+namespace {
+
+// What every rank's part says about the run as a whole: finished or not,
+// the counters, and each rank's own problems.
+void merge_rank_totals(const std::vector<RankOutcome>& parts, MergedRun& m) {
   m.workload.finished = true;
   for (const RankOutcome& p : parts) {
     m.workload.finished = m.workload.finished && p.finished;
@@ -273,63 +274,98 @@ MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool comple
       m.problems.push_back(std::move(q));
     }
   }
-  for (size_t i = 0; i < first.steps.size(); ++i) {
-    const RankStepOutcome& base = first.steps[i];
-    StepResult step;
-    step.step_id = base.step_id;
-    step.start_ns = base.start_ns;
-    step.end_ns = base.end_ns;
-    std::map<size_t, TransferResult> by_index;
-    bool finished_everywhere = base.finished;
-    uint64_t wire_bytes = 0;
-    for (const RankOutcome& p : parts) {
-      if (i >= p.steps.size()) {
-        finished_everywhere = false;
-        continue;
-      }
-      const RankStepOutcome& s = p.steps[i];
-      finished_everywhere = finished_everywhere && s.finished;
-      wire_bytes += s.wire_bytes;
-      if (s.step_id != base.step_id) {
-        m.problems.push_back(bad_input_problem(
-            "rank " + std::to_string(p.rank) + " played step " + std::to_string(s.step_id) +
-            " where rank " + std::to_string(first.rank) + " played step " +
-            std::to_string(base.step_id)));
-        continue;
-      }
-      for (const auto& [index, t] : s.recvs) {
-        if (t.dst != p.rank || !by_index.emplace(index, t).second) {
-          m.problems.push_back(bad_input_problem(
-              "rank " + std::to_string(p.rank) + " reported transfer " + std::to_string(index) +
-              " of step " + std::to_string(base.step_id) + " that is not its to report"));
-        }
+}
+
+// Step i as the parts report it: its transfers by index in the step (each
+// from the rank that is its dst), whether every rank finished it, and the
+// payload bytes they posted in it.
+struct GatheredStep {
+  std::map<size_t, TransferResult> by_index;
+  bool finished_everywhere = false;
+  uint64_t wire_bytes = 0;
+};
+
+GatheredStep gather_step(const std::vector<RankOutcome>& parts, size_t i,
+                         std::vector<Problem>& problems) {
+  const RankOutcome& first = parts.front();
+  const RankStepOutcome& base = first.steps[i];
+  GatheredStep g;
+  g.finished_everywhere = base.finished;
+  for (const RankOutcome& p : parts) {
+    if (i >= p.steps.size()) {
+      g.finished_everywhere = false;
+      continue;
+    }
+    const RankStepOutcome& s = p.steps[i];
+    g.finished_everywhere = g.finished_everywhere && s.finished;
+    g.wire_bytes += s.wire_bytes;
+    if (s.step_id != base.step_id) {
+      problems.push_back(bad_input_problem("rank " + std::to_string(p.rank) + " played step " +
+                                           std::to_string(s.step_id) + " where rank " +
+                                           std::to_string(first.rank) + " played step " +
+                                           std::to_string(base.step_id)));
+      continue;
+    }
+    for (const auto& [index, t] : s.recvs) {
+      if (t.dst != p.rank || !g.by_index.emplace(index, t).second) {
+        problems.push_back(bad_input_problem(
+            "rank " + std::to_string(p.rank) + " reported transfer " + std::to_string(index) +
+            " of step " + std::to_string(base.step_id) + " that is not its to report"));
       }
     }
-    // Indices must run 0..n-1 when every rank reported.
-    size_t expected = 0;
-    for (auto& [index, t] : by_index) {
-      if (complete && index != expected) {
-        m.problems.push_back(bad_input_problem("step " + std::to_string(base.step_id) +
-                                               ": no rank reported transfer " +
-                                               std::to_string(expected)));
-      }
-      expected = index + 1;
-      step.transfers.push_back(std::move(t));
-    }
-    std::vector<std::optional<int64_t>> measured;
-    for (const TransferResult& t : step.transfers) {
-      if (!t.status.is_ok()) ++m.workload.recvs_failed;
-      if (!t.mismatch.empty()) ++m.workload.content_mismatches;
-      measured.push_back(t.done ? std::optional<int64_t>(t.done_ns - t.recv_called_ns)
-                                : std::nullopt);
-    }
-    m.measured_transfer_ns.push_back(std::move(measured));
-    m.measured_step_ns.push_back(finished_everywhere
-                                     ? std::optional<int64_t>(base.end_ns - base.start_ns)
-                                     : std::nullopt);
-    if (finished_everywhere) m.step_wire_bytes.push_back(wire_bytes);
-    m.workload.steps.push_back(std::move(step));
   }
+  return g;
+}
+
+// The transfers in index order. Indices must run 0..n-1 when every rank
+// reported (`complete`): a gap is a transfer no rank reported.
+std::vector<TransferResult> transfers_in_order(std::map<size_t, TransferResult>& by_index,
+                                               bool complete, uint64_t step_id,
+                                               std::vector<Problem>& problems) {
+  std::vector<TransferResult> transfers;
+  size_t expected = 0;
+  for (auto& [index, t] : by_index) {
+    if (complete && index != expected) {
+      problems.push_back(bad_input_problem("step " + std::to_string(step_id) +
+                                           ": no rank reported transfer " +
+                                           std::to_string(expected)));
+    }
+    expected = index + 1;
+    transfers.push_back(std::move(t));
+  }
+  return transfers;
+}
+
+void merge_step(const std::vector<RankOutcome>& parts, size_t i, bool complete, MergedRun& m) {
+  const RankStepOutcome& base = parts.front().steps[i];
+  StepResult step;
+  step.step_id = base.step_id;
+  step.start_ns = base.start_ns;
+  step.end_ns = base.end_ns;
+  GatheredStep gathered = gather_step(parts, i, m.problems);
+  step.transfers = transfers_in_order(gathered.by_index, complete, base.step_id, m.problems);
+  std::vector<std::optional<int64_t>> measured;
+  for (const TransferResult& t : step.transfers) {
+    if (!t.status.is_ok()) ++m.workload.recvs_failed;
+    if (!t.mismatch.empty()) ++m.workload.content_mismatches;
+    measured.push_back(t.done ? std::optional<int64_t>(t.done_ns - t.recv_called_ns)
+                              : std::nullopt);
+  }
+  m.measured_transfer_ns.push_back(std::move(measured));
+  m.measured_step_ns.push_back(gathered.finished_everywhere
+                                   ? std::optional<int64_t>(base.end_ns - base.start_ns)
+                                   : std::nullopt);
+  if (gathered.finished_everywhere) m.step_wire_bytes.push_back(gathered.wire_bytes);
+  m.workload.steps.push_back(std::move(step));
+}
+
+}  // namespace
+
+MergedRun merge_rank_outcomes(const std::vector<RankOutcome>& parts, bool complete) {
+  MergedRun m;
+  if (parts.empty()) return m;
+  merge_rank_totals(parts, m);
+  for (size_t i = 0; i < parts.front().steps.size(); ++i) merge_step(parts, i, complete, m);
   return m;
 }
 

@@ -148,6 +148,295 @@ Status check_scenario_for_verbs(Scenario& scenario, uint32_t world, bool gpu_as_
   return {};
 }
 
+namespace {
+
+// The run's options against the coordinator made for it, then the scenario
+// against the verbs backend (which may move GPU tensors to host memory).
+Status check_rank_run(const verbs::TcpCoordinator& coordinator, const VerbsRunOptions& options,
+                      Scenario& scenario) {
+  if (coordinator.rank() != options.rank || coordinator.world_size() != options.world) {
+    return Status(StatusCode::kInvalidArgument,
+                  "the coordinator was made for rank " + std::to_string(coordinator.rank()) +
+                      " of " + std::to_string(coordinator.world_size()) + ", the run is rank " +
+                      std::to_string(options.rank) + " of " + std::to_string(options.world));
+  }
+  if (options.phase_timeout.count() <= 0 || options.setup_timeout.count() <= 0) {
+    return Status(StatusCode::kInvalidArgument, "timeouts must be positive");
+  }
+  return check_scenario_for_verbs(scenario, options.world, options.gpu_as_host);
+}
+
+// This rank's IPv4 address on the device: the one given, else the device's own.
+Result<std::string> rank_address(const VerbsRunOptions& options) {
+  if (!options.address.empty()) return options.address;
+  return verbs::device_ipv4_address(options.device);
+}
+
+// The NIC on `address` of the device, with the scenario's send queue depth
+// and as many receives per peer as the protocol keeps posted.
+verbs::VerbsNicOptions nic_options_for(const Scenario& scenario, const VerbsRunOptions& options,
+                                       const std::string& address) {
+  verbs::VerbsNicOptions nic_options;
+  nic_options.device_name = options.device;
+  nic_options.address = address;
+  nic_options.send_queue_depth = scenario.cluster.send_queue_depth;
+  // The protocol keeps this many receives posted per peer.
+  nic_options.recv_queue_depth = std::max<uint32_t>(
+      scenario.protocol.descriptor().receives_per_peer(scenario.protocol.options), 16);
+  nic_options.rnr_retry_count =
+      static_cast<uint8_t>(std::min<uint32_t>(scenario.cluster.rnr_retry_count, 7));
+  nic_options.connect_timeout = options.setup_timeout;
+  nic_options.use_completion_channel = options.use_completion_channel;
+  return nic_options;
+}
+
+// What the report says about the run itself.
+void describe_run(const Scenario& scenario, const VerbsRunOptions& options,
+                  RunReport& report) {
+  report.scenario_name = scenario.name;
+  report.scenario_path = scenario.source_path;
+  report.backend = "verbs";
+  report.protocol = scenario.protocol.name;
+  report.workload_kind = scenario.workload.kind;
+  report.seed = options.has_seed ? options.seed : scenario.seed;
+  report.payload = true;  // verbs always moves the bytes, and they are always checked
+  report.ranks = options.world;
+}
+
+// Each step's payload bytes posted by this rank, into `step_wire_bytes` as
+// the step ends: the NIC's counter then, less its value at the step before.
+void count_step_wire_bytes(WorkloadDriver& driver, const verbs::VerbsRankEnv& env,
+                           std::vector<uint64_t>& step_wire_bytes) {
+  driver.set_progress_callback(
+      [&env, &step_wire_bytes, wire_bytes_at_last_step_end = uint64_t{0}](size_t, size_t) mutable {
+        const uint64_t now = env.transport().bytes_posted;
+        step_wire_bytes.push_back(now - wire_bytes_at_last_step_end);
+        wire_bytes_at_last_step_end = now;
+      });
+}
+
+// The rank's progress loop while the workload runs: the NIC's completions
+// and the phase gate's barrier, each phase's deadline for this rank's Recvs,
+// and a short sleep (or a wait in the completion channel) when idle. Idle
+// waits and phase barriers are traced on the rank's progress track.
+class ProgressLoop {
+ public:
+  ProgressLoop(const VerbsRunOptions& options, WorkloadDriver& driver, verbs::VerbsRankEnv& env,
+               verbs::CoordinatorPhaseGate& gate, verbs::TcpCoordinator& coordinator,
+               TraceSink& rank_trace, const std::string& progress_track)
+      : options_(options), driver_(driver), env_(env), gate_(gate), coordinator_(coordinator),
+        idle_(rank_trace, env.clock(), progress_track,
+              options.use_completion_channel ? "idle (completion channel)" : "idle (sleep)"),
+        barrier_(rank_trace, env.clock(), progress_track, "phase barrier") {}
+
+  // Until the workload finishes or stops. True when the rank died instead,
+  // at its die_at_step (in-process: die() returns, and so does this).
+  bool run() {
+    while (!driver_.finished() && !driver_.stopped()) {
+      if (options_.die_at_step && !driver_.result().steps.empty() &&
+          driver_.result().steps.back().step_id == *options_.die_at_step) {
+        if (options_.die) options_.die();
+        return true;
+      }
+      if (!turn()) break;
+    }
+    // A barrier still pending is driven to its end (bounded by its deadline)
+    // before the coordinator is used for anything else.
+    while (gate_.waiting()) {
+      if (!gate_.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (options_.trace) {
+      idle_.end();
+      barrier_.end();
+    }
+    return false;
+  }
+
+  uint64_t events() const { return events_; }
+
+ private:
+  // One turn of the loop; false when the driver was stopped.
+  bool turn() {
+    Result<uint32_t> n = env_.poll();
+    if (!n.is_ok()) {
+      driver_.stop(Status(n.status().code(), "the NIC failed: " + n.status().message()));
+      return false;
+    }
+    uint32_t handled = *n;
+    if (options_.trace && gate_.waiting()) barrier_.begin();
+    if (gate_.poll()) ++handled;
+    events_ += handled;
+    if (gate_.agreed_phases() != phases_agreed_) {
+      phases_agreed_ = gate_.agreed_phases();
+      phase_began_ = WallClock::now();
+      barrier_.end();
+    }
+    // The phase's own deadline: this rank's Recvs must be done in time (the
+    // barrier after them has its own).
+    if (!gate_.waiting() && WallClock::now() - phase_began_ > options_.phase_timeout) {
+      const uint64_t step_id =
+          driver_.result().steps.empty() ? 0 : driver_.result().steps.back().step_id;
+      driver_.stop(Status(StatusCode::kAborted,
+                          "step " + std::to_string(step_id) + ": rank " +
+                              std::to_string(options_.rank) + "'s Recvs did not finish within " +
+                              ms_text(options_.phase_timeout) + " (waiting for " +
+                              waiting_recvs(driver_.result(), options_.rank) + ")"));
+      return false;
+    }
+    if (handled > 0) {
+      idle_turns_ = 0;
+      if (options_.trace) idle_.end();
+    } else if (++idle_turns_ > options_.idle_spins_before_sleep) {
+      return rest();
+    }
+    return true;
+  }
+
+  // Idle for long enough: sleep a little, in the completion channel when
+  // asked. False when the NIC failed (and the driver was stopped).
+  bool rest() {
+    if (options_.trace) idle_.begin();
+    bool slept = false;
+    if (options_.use_completion_channel) {
+      // While a phase barrier is pending, its sockets wake the rank too:
+      // the phase's end is seen when it comes, not at the end of the wait.
+      const std::vector<int> barrier_fds = coordinator_.barrier_fds();
+      Result<uint32_t> woke = env_.wait_idle(std::chrono::milliseconds(1), &slept, barrier_fds);
+      if (!woke.is_ok()) {
+        driver_.stop(Status(woke.status().code(), "the NIC failed: " + woke.status().message()));
+        return false;
+      }
+      events_ += *woke;
+      if (*woke > 0) idle_turns_ = 0;
+    }
+    if (!slept) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    return true;
+  }
+
+  const VerbsRunOptions& options_;
+  WorkloadDriver& driver_;
+  verbs::VerbsRankEnv& env_;
+  verbs::CoordinatorPhaseGate& gate_;
+  verbs::TcpCoordinator& coordinator_;
+  TracedStretch idle_;
+  TracedStretch barrier_;
+  uint64_t events_ = 0;
+  uint32_t idle_turns_ = 0;
+  uint64_t phases_agreed_ = 0;
+  WallClock::time_point phase_began_ = WallClock::now();
+};
+
+// Lets this rank's last writes complete before anyone tears down (at most a
+// phase's timeout). The events handled meanwhile.
+uint64_t drain_last_writes(const WorkloadDriver& driver, const Rendezvous& rendezvous,
+                           verbs::VerbsRankEnv& env, std::chrono::milliseconds timeout) {
+  uint64_t events = 0;
+  const WallClock::time_point drain_until = WallClock::now() + timeout;
+  while (driver.finished() &&
+         rendezvous.outstanding_work() != 0 &&
+         WallClock::now() < drain_until) {
+    Result<uint32_t> n = env.poll();
+    if (!n.is_ok()) break;
+    events += *n;
+  }
+  return events;
+}
+
+// What this rank knows of the run, for the others: its Recvs, counters and
+// problems, and with tracing its events and clock.
+RankOutcome this_rank_outcome(const VerbsRunOptions& options, const WorkloadDriver& driver,
+                              const std::vector<uint64_t>& step_wire_bytes,
+                              const Rendezvous& rendezvous, verbs::VerbsRankEnv& env,
+                              TraceRecording& recording, const std::string& progress_track,
+                              TimeNs left_setup_barrier_ns) {
+  RankOutcome mine = rank_outcome_of(options.rank, driver.result(), step_wire_bytes);
+  mine.stop_reason = driver.stopped() ? driver.stop_reason().to_string() : std::string();
+  mine.protocol = rendezvous.counters();
+  mine.transport = transport_stats(env);
+  mine.transport.cpu_copies = env.memory().counters().cpu_copies;
+  mine.transport.cpu_copy_bytes = env.memory().counters().cpu_copy_bytes;
+  mine.transport.copy_engine_copies = env.copies().copies;
+  mine.transport.copy_engine_bytes = env.copies().bytes;
+  if (const size_t work = rendezvous.outstanding_work(); work != 0) {
+    mine.problems.push_back(liveness_problem(
+        std::to_string(work) + " protocol requests or responses still pending at the end",
+        options.rank));
+  }
+  if (!options.trace) return mine;
+  trace_recvs(driver.result(), options.rank, recording);
+  mine.trace = recording.take_events();
+  // Past the recording's bound (the marker itself would not be kept there).
+  if (recording.dropped() > 0) {
+    mine.trace.push_back(TraceEvent{progress_track, "trace truncated",
+                                    std::to_string(recording.dropped()) +
+                                        " later events were not kept",
+                                    env.clock().now_ns(), 0, true});
+  }
+  mine.trace_clock.domain = verbs::MonotonicClock::domain();
+  mine.trace_clock.origin_ns = env.clock().origin_on_monotonic_ns();
+  mine.trace_clock.aligned_at_ns = left_setup_barrier_ns;
+  return mine;
+}
+
+// Every rank's part, in rank order, through the coordinator. Empty when the
+// gather failed or a part was malformed; `mine` then says why.
+std::vector<RankOutcome> gather_rank_outcomes(verbs::TcpCoordinator& coordinator,
+                                              RankOutcome& mine, RankId rank) {
+  std::vector<RankOutcome> parts;
+  Result<std::vector<std::string>> gathered = verbs::all_gather_blobs(coordinator,
+                                                                      encode_rank_outcome(mine));
+  if (!gathered.is_ok()) {
+    mine.problems.push_back(transport_problem(
+        "the ranks' results could not be gathered (only this rank's Recvs are reported): " +
+            gathered.status().message(),
+        rank));
+    return parts;
+  }
+  for (RankId r = 0; r < gathered->size(); ++r) {
+    if (r == rank) {
+      parts.push_back(mine);
+      continue;
+    }
+    Result<RankOutcome> part = decode_rank_outcome((*gathered)[r], r);
+    if (!part.is_ok()) {
+      parts.clear();
+      mine.problems.push_back(bad_input_problem(part.status().message()));
+      break;
+    }
+    parts.push_back(std::move(*part));
+  }
+  return parts;
+}
+
+// The merged parts into the report, and every problem they show.
+void fill_report(MergedRun merged, TimeNs end_ns, uint64_t events, VerbsRunReport& out) {
+  RunReport& report = out.report;
+  report.workload = std::move(merged.workload);
+  report.step_wire_bytes = std::move(merged.step_wire_bytes);
+  report.rank_stats = std::move(merged.rank_stats);
+  report.protocol_counters = std::move(merged.protocol_counters);
+  for (const TransportStats& s : report.rank_stats) report.total_stats += s;
+  report.end_ns = end_ns;
+  report.wall_time = true;
+  report.events_processed = events;
+  out.measured_step_ns = std::move(merged.measured_step_ns);
+  out.measured_transfer_ns = std::move(merged.measured_transfer_ns);
+  report.problems = std::move(merged.problems);
+  for (const StepResult& s : report.workload.steps) {
+    for (const TransferResult& t : s.transfers) {
+      if (std::optional<Problem> p = transfer_problem(s.step_id, t)) {
+        report.problems.push_back(std::move(*p));
+      }
+    }
+  }
+  if (report.workload.recvs_completed_twice > 0) {
+    report.problems.push_back(safety_problem(std::to_string(report.workload.recvs_completed_twice) +
+                                             " Recv done callbacks ran more than once"));
+  }
+}
+
+}  // namespace
+
 Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario, const VerbsRunOptions& options,
                                       TraceSink& trace) {
   verbs::CoordinatorOptions co;
@@ -167,57 +456,19 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
     coordinator.abort(st);
     return st;
   };
-  if (coordinator.rank() != options.rank || coordinator.world_size() != options.world) {
-    return give_up(Status(StatusCode::kInvalidArgument,
-                          "the coordinator was made for rank " +
-                              std::to_string(coordinator.rank()) + " of " +
-                              std::to_string(coordinator.world_size()) + ", the run is rank " +
-                              std::to_string(options.rank) + " of " +
-                              std::to_string(options.world)));
-  }
-  if (options.phase_timeout.count() <= 0 || options.setup_timeout.count() <= 0) {
-    return give_up(Status(StatusCode::kInvalidArgument, "timeouts must be positive"));
-  }
   Scenario scenario = scenario_in;
-  if (Status st = check_scenario_for_verbs(scenario, options.world, options.gpu_as_host);
-      !st.is_ok()) {
-    return give_up(st);
-  }
-
+  if (Status st = check_rank_run(coordinator, options, scenario); !st.is_ok()) return give_up(st);
   VerbsRunReport out;
   out.rank = options.rank;
   out.world = options.world;
   out.device = options.device;
-  out.address = options.address;
-  if (out.address.empty()) {
-    Result<std::string> found = verbs::device_ipv4_address(options.device);
-    if (!found.is_ok()) return give_up(found.status());
-    out.address = *found;
-  }
-
-  verbs::VerbsNicOptions nic_options;
-  nic_options.device_name = options.device;
-  nic_options.address = out.address;
-  nic_options.send_queue_depth = scenario.cluster.send_queue_depth;
-  // The protocol keeps this many receives posted per peer.
-  nic_options.recv_queue_depth = std::max<uint32_t>(
-      scenario.protocol.descriptor().receives_per_peer(scenario.protocol.options), 16);
-  nic_options.rnr_retry_count =
-      static_cast<uint8_t>(std::min<uint32_t>(scenario.cluster.rnr_retry_count, 7));
-  nic_options.connect_timeout = options.setup_timeout;
-  nic_options.use_completion_channel = options.use_completion_channel;
-  Result<std::unique_ptr<verbs::VerbsNic>> nic = verbs::connect_verbs_nic(nic_options, coordinator);
+  Result<std::string> address = rank_address(options);
+  if (!address.is_ok()) return give_up(address.status());
+  out.address = *address;
+  Result<std::unique_ptr<verbs::VerbsNic>> nic =
+      verbs::connect_verbs_nic(nic_options_for(scenario, options, out.address), coordinator);
   if (!nic.is_ok()) return nic.status();  // connect_verbs_nic has aborted the coordinator
-
-  RunReport& report = out.report;
-  report.scenario_name = scenario.name;
-  report.scenario_path = scenario.source_path;
-  report.backend = "verbs";
-  report.protocol = scenario.protocol.name;
-  report.workload_kind = scenario.workload.kind;
-  report.seed = options.has_seed ? options.seed : scenario.seed;
-  report.payload = true;  // verbs always moves the bytes, and they are always checked
-  report.ranks = options.world;
+  describe_run(scenario, options, out.report);
 
   // The rank's own events, on its own clock; they join the others' at the end.
   // At most 200,000 of them (about 20 MB to gather).
@@ -239,184 +490,31 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   const TimeNs left_setup_barrier_ns = env.clock().now_ns();
 
   verbs::CoordinatorPhaseGate gate(coordinator, options.phase_timeout);
-  WorkloadDriver driver(scenario.workload, report.seed, options.rank, options.world, env.env(),
-                        &rendezvous, gate);
+  WorkloadDriver driver(scenario.workload, out.report.seed, options.rank, options.world,
+                        env.env(), &rendezvous, gate);
   std::vector<uint64_t> step_wire_bytes;
-  uint64_t wire_bytes_at_last_step_end = 0;
-  driver.set_progress_callback([&](size_t, size_t) {
-    const uint64_t now = env.transport().bytes_posted;
-    step_wire_bytes.push_back(now - wire_bytes_at_last_step_end);
-    wire_bytes_at_last_step_end = now;
-  });
-
-  std::vector<Problem> local_problems;
-  uint64_t events = 0;
-  uint32_t idle_turns = 0;
-  uint64_t phases_agreed = 0;
-  WallClock::time_point phase_began = WallClock::now();
+  count_step_wire_bytes(driver, env, step_wire_bytes);
   const std::string progress_track = "rank " + std::to_string(options.rank) + "/progress";
-  TracedStretch idle(rank_trace, env.clock(), progress_track,
-                     options.use_completion_channel ? "idle (completion channel)" : "idle (sleep)");
-  TracedStretch barrier(rank_trace, env.clock(), progress_track, "phase barrier");
+  ProgressLoop loop(options, driver, env, gate, coordinator, rank_trace, progress_track);
   driver.start();
-  while (!driver.finished() && !driver.stopped()) {
-    if (options.die_at_step && !driver.result().steps.empty() &&
-        driver.result().steps.back().step_id == *options.die_at_step) {
-      out.died = true;
-      if (options.die) options.die();
-      // In-process: leave without a word; the NIC and coordinator close as
-      // the stack unwinds, as a killed process's would.
-      return out;
-    }
-    Result<uint32_t> n = env.poll();
-    if (!n.is_ok()) {
-      driver.stop(Status(n.status().code(), "the NIC failed: " + n.status().message()));
-      break;
-    }
-    uint32_t handled = *n;
-    if (options.trace && gate.waiting()) barrier.begin();
-    if (gate.poll()) ++handled;
-    events += handled;
-    if (gate.agreed_phases() != phases_agreed) {
-      phases_agreed = gate.agreed_phases();
-      phase_began = WallClock::now();
-      barrier.end();
-    }
-    // The phase's own deadline: this rank's Recvs must be done in time (the
-    // barrier after them has its own).
-    if (!gate.waiting() && WallClock::now() - phase_began > options.phase_timeout) {
-      const uint64_t step_id =
-          driver.result().steps.empty() ? 0 : driver.result().steps.back().step_id;
-      driver.stop(Status(StatusCode::kAborted,
-                         "step " + std::to_string(step_id) + ": rank " +
-                             std::to_string(options.rank) + "'s Recvs did not finish within " +
-                             ms_text(options.phase_timeout) + " (waiting for " +
-                             waiting_recvs(driver.result(), options.rank) + ")"));
-      break;
-    }
-    if (handled > 0) {
-      idle_turns = 0;
-      if (options.trace) idle.end();
-    } else if (++idle_turns > options.idle_spins_before_sleep) {
-      if (options.trace) idle.begin();
-      bool slept = false;
-      if (options.use_completion_channel) {
-        // While a phase barrier is pending, its sockets wake the rank too:
-        // the phase's end is seen when it comes, not at the end of the wait.
-        const std::vector<int> barrier_fds = coordinator.barrier_fds();
-        Result<uint32_t> woke = env.wait_idle(std::chrono::milliseconds(1), &slept, barrier_fds);
-        if (!woke.is_ok()) {
-          driver.stop(Status(woke.status().code(), "the NIC failed: " + woke.status().message()));
-          break;
-        }
-        events += *woke;
-        if (*woke > 0) idle_turns = 0;
-      }
-      if (!slept) std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-  }
-  // A barrier still pending is driven to its end (bounded by its deadline)
-  // before the coordinator is used for anything else.
-  while (gate.waiting()) {
-    if (!gate.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (options.trace) {
-    idle.end();
-    barrier.end();
-  }
+  out.died = loop.run();
+  // In-process, a rank that died leaves without a word; the NIC and
+  // coordinator close as the stack unwinds, as a killed process's would.
+  if (out.died) return out;
   // A rank that stopped on its own (not at a failed barrier, which broke the
   // coordinator already) tells the others at once.
   if (driver.stopped()) coordinator.abort(driver.stop_reason());
+  const uint64_t events =
+      loop.events() + drain_last_writes(driver, rendezvous, env, options.phase_timeout);
 
-  // Let this rank's last writes complete before anyone tears down.
-  const WallClock::time_point drain_until = WallClock::now() + options.phase_timeout;
-  while (driver.finished() &&
-         rendezvous.outstanding_work() != 0 &&
-         WallClock::now() < drain_until) {
-    Result<uint32_t> n = env.poll();
-    if (!n.is_ok()) break;
-    events += *n;
-  }
-  if (const size_t work = rendezvous.outstanding_work(); work != 0) {
-    local_problems.push_back(liveness_problem(
-        std::to_string(work) + " protocol requests or responses still pending at the end",
-        options.rank));
-  }
-
-  RankOutcome mine = rank_outcome_of(options.rank, driver.result(), step_wire_bytes);
-  mine.stop_reason = driver.stopped() ? driver.stop_reason().to_string() : std::string();
-  mine.protocol = rendezvous.counters();
-  mine.transport = transport_stats(env);
-  mine.transport.cpu_copies = env.memory().counters().cpu_copies;
-  mine.transport.cpu_copy_bytes = env.memory().counters().cpu_copy_bytes;
-  mine.transport.copy_engine_copies = env.copies().copies;
-  mine.transport.copy_engine_bytes = env.copies().bytes;
-  mine.problems = local_problems;
-  if (options.trace) {
-    trace_recvs(driver.result(), options.rank, recording);
-    mine.trace = recording.take_events();
-    // Past the recording's bound (the marker itself would not be kept there).
-    if (recording.dropped() > 0) {
-      mine.trace.push_back(TraceEvent{progress_track, "trace truncated",
-                                      std::to_string(recording.dropped()) +
-                                          " later events were not kept",
-                                      env.clock().now_ns(), 0, true});
-    }
-    mine.trace_clock.domain = verbs::MonotonicClock::domain();
-    mine.trace_clock.origin_ns = env.clock().origin_on_monotonic_ns();
-    mine.trace_clock.aligned_at_ns = left_setup_barrier_ns;
-  }
-
-  std::vector<RankOutcome> parts;
-  Result<std::vector<std::string>> gathered = verbs::all_gather_blobs(coordinator,
-                                                                      encode_rank_outcome(mine));
-  if (gathered.is_ok()) {
-    for (RankId r = 0; r < gathered->size(); ++r) {
-      if (r == options.rank) {
-        parts.push_back(mine);
-        continue;
-      }
-      Result<RankOutcome> part = decode_rank_outcome((*gathered)[r], r);
-      if (!part.is_ok()) {
-        parts.clear();
-        mine.problems.push_back(bad_input_problem(part.status().message()));
-        break;
-      }
-      parts.push_back(std::move(*part));
-    }
-  } else {
-    mine.problems.push_back(transport_problem(
-        "the ranks' results could not be gathered (only this rank's Recvs are reported): " +
-            gathered.status().message(),
-        options.rank));
-  }
+  RankOutcome mine = this_rank_outcome(options, driver, step_wire_bytes, rendezvous, env,
+                                       recording, progress_track, left_setup_barrier_ns);
+  std::vector<RankOutcome> parts = gather_rank_outcomes(coordinator, mine, options.rank);
   out.whole_run = !parts.empty();
   if (parts.empty()) parts.push_back(mine);
   if (options.trace) out.trace_clocks = merge_rank_traces(parts, trace);
   MergedRun merged = merge_rank_outcomes(parts, out.whole_run);
-
-  report.workload = std::move(merged.workload);
-  report.step_wire_bytes = std::move(merged.step_wire_bytes);
-  report.rank_stats = std::move(merged.rank_stats);
-  report.protocol_counters = std::move(merged.protocol_counters);
-  for (const TransportStats& s : report.rank_stats) report.total_stats += s;
-  report.end_ns = env.clock().now_ns();
-  report.wall_time = true;
-  report.events_processed = events;
-  out.measured_step_ns = std::move(merged.measured_step_ns);
-  out.measured_transfer_ns = std::move(merged.measured_transfer_ns);
-  report.problems = std::move(merged.problems);
-  for (const StepResult& s : report.workload.steps) {
-    for (const TransferResult& t : s.transfers) {
-      if (std::optional<Problem> p = transfer_problem(s.step_id, t)) {
-        report.problems.push_back(std::move(*p));
-      }
-    }
-  }
-  if (report.workload.recvs_completed_twice > 0) {
-    report.problems.push_back(safety_problem(std::to_string(report.workload.recvs_completed_twice) +
-                                             " Recv done callbacks ran more than once"));
-  }
+  fill_report(std::move(merged), env.clock().now_ns(), events, out);
   driver.release_memory();
   return out;
 }

@@ -19,6 +19,63 @@ namespace {
 
 constexpr size_t kMaxModelVariables = 100000;
 
+// One [[layer.variables]] entry, named '<layer>/<variable>', added to the
+// model; `names` holds the names seen so far.
+void add_variable(const TomlTableReader& var, const std::string& layer_name,
+                  DataType default_dtype, std::set<std::string>& names, Model& model) {
+  std::string var_name = var.required(var.string("name"), "name");
+  if (var_name.empty() || var_name.size() > scenario_limits::kMaxNameBytes) {
+    var.fail("name", "a variable name is 1 to 1024 bytes");
+  }
+  ModelVariable v;
+  v.name = layer_name + "/" + var_name;
+  if (v.name.size() > scenario_limits::kMaxVariableNameBytes) {
+    var.fail("name", "'<layer>/<variable>' is at most " +
+                         std::to_string(scenario_limits::kMaxVariableNameBytes) +
+                         " bytes (tensor names travel in a " +
+                         std::to_string(scenario_limits::kMaxTensorNameBytes) +
+                         "-byte wire field)");
+  }
+  v.dtype = var.data_type("dtype").value_or(default_dtype);
+  if (v.dtype == DataType::kString) {
+    var.fail("dtype", "model variables are numeric; string is not allowed");
+  }
+  v.shape = var.required(var.shape("shape"), "shape");
+  for (int64_t d : v.shape.dims) {
+    if (d == 0) var.fail("shape", "a variable has no zero-sized dimension");
+  }
+  uint64_t elements = v.parameters();
+  if (elements > scenario_limits::kMaxTensorBytes / data_type_size(v.dtype)) {
+    var.fail("shape", "the variable is larger than 2 GiB (one RDMA write carries at most "
+                      "2^31 bytes)");
+  }
+  if (!names.insert(v.name).second) {
+    var.fail("name", "variable '" + v.name + "' is defined twice");
+  }
+  if (model.variables.size() >= kMaxModelVariables) {
+    var.fail("name", "a model has at most " + std::to_string(kMaxModelVariables) + " variables");
+  }
+  model.variables.push_back(std::move(v));
+}
+
+// The i-th [[layer]] table and its variables.
+void add_layer(const toml::table& layer_table, size_t i, const std::string& file,
+               DataType default_dtype, std::set<std::string>& names, Model& model) {
+  TomlTableReader layer(layer_table, indexed_path("layer", i), file, {"name", "variables"});
+  std::string layer_name = layer.required(layer.string("name"), "name");
+  if (layer_name.empty() || layer_name.size() > scenario_limits::kMaxNameBytes) {
+    layer.fail("name", "a layer name is 1 to 1024 bytes");
+  }
+  const toml::array* vars = layer.array_of_tables("variables");
+  if (vars == nullptr || vars->empty()) layer.fail_missing("variables");
+  for (size_t j = 0; j < vars->size(); ++j) {
+    const toml::table& var_table = *vars->get(j)->as_table();
+    TomlTableReader var(var_table, indexed_path(layer.key_path("variables"), j), file,
+                        {"name", "shape", "dtype"});
+    add_variable(var, layer_name, default_dtype, names, model);
+  }
+}
+
 }  // namespace
 
 uint64_t ModelVariable::parameters() const { return shape.num_elements().value_or(0); }
@@ -55,53 +112,7 @@ Model parse_model(std::string_view text, const std::string& source_name) {
   }
   std::set<std::string> names;
   for (size_t i = 0; i < layers->size(); ++i) {
-    const toml::table& layer_table = *layers->get(i)->as_table();
-    TomlTableReader layer(layer_table, indexed_path("layer", i), file, {"name", "variables"});
-    std::string layer_name = layer.required(layer.string("name"), "name");
-    if (layer_name.empty() || layer_name.size() > scenario_limits::kMaxNameBytes) {
-      layer.fail("name", "a layer name is 1 to 1024 bytes");
-    }
-    const toml::array* vars = layer.array_of_tables("variables");
-    if (vars == nullptr || vars->empty()) layer.fail_missing("variables");
-    for (size_t j = 0; j < vars->size(); ++j) {
-      const toml::table& var_table = *vars->get(j)->as_table();
-      TomlTableReader var(var_table, indexed_path(layer.key_path("variables"), j), file,
-                          {"name", "shape", "dtype"});
-      std::string var_name = var.required(var.string("name"), "name");
-      if (var_name.empty() || var_name.size() > scenario_limits::kMaxNameBytes) {
-        var.fail("name", "a variable name is 1 to 1024 bytes");
-      }
-      ModelVariable v;
-      v.name = layer_name + "/" + var_name;
-      if (v.name.size() > scenario_limits::kMaxVariableNameBytes) {
-        var.fail("name", "'<layer>/<variable>' is at most " +
-                             std::to_string(scenario_limits::kMaxVariableNameBytes) +
-                             " bytes (tensor names travel in a " +
-                             std::to_string(scenario_limits::kMaxTensorNameBytes) +
-                             "-byte wire field)");
-      }
-      v.dtype = var.data_type("dtype").value_or(default_dtype);
-      if (v.dtype == DataType::kString) {
-        var.fail("dtype", "model variables are numeric; string is not allowed");
-      }
-      v.shape = var.required(var.shape("shape"), "shape");
-      for (int64_t d : v.shape.dims) {
-        if (d == 0) var.fail("shape", "a variable has no zero-sized dimension");
-      }
-      uint64_t elements = v.parameters();
-      if (elements > scenario_limits::kMaxTensorBytes / data_type_size(v.dtype)) {
-        var.fail("shape", "the variable is larger than 2 GiB (one RDMA write carries at most "
-                          "2^31 bytes)");
-      }
-      if (!names.insert(v.name).second) {
-        var.fail("name", "variable '" + v.name + "' is defined twice");
-      }
-      if (model.variables.size() >= kMaxModelVariables) {
-        var.fail("name",
-                 "a model has at most " + std::to_string(kMaxModelVariables) + " variables");
-      }
-      model.variables.push_back(std::move(v));
-    }
+    add_layer(*layers->get(i)->as_table(), i, file, default_dtype, names, model);
   }
   if (std::optional<int64_t> declared =
           top.integer("total_parameters", 1, std::numeric_limits<int64_t>::max())) {

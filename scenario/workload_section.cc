@@ -339,10 +339,9 @@ Model load_model(const TomlTableReader& w, const std::string& scenario_dir) {
   w.fail("model", "model file for '" + model + "' not found (tried " + tried + ")");
 }
 
-Workload parse_parameter_server(const TomlTableReader& w, const Cluster& cluster,
-                                bool payload, const std::string& scenario_dir) {
-  ParameterServerOptions o;
-  o.steps = static_cast<uint64_t>(w.required(w.integer("steps", 1, limits::kMaxSteps), "steps"));
+// ps_ranks, and worker_ranks (by default every rank that is not a PS).
+void read_ps_and_worker_ranks(const TomlTableReader& w, const Cluster& cluster,
+                              ParameterServerOptions& o) {
   o.ps_ranks = w.required(w.rank_list("ps_ranks", cluster.nodes), "ps_ranks");
   if (o.ps_ranks.empty()) w.fail("ps_ranks", "at least one rank holds the variables");
   if (std::optional<std::vector<RankId>> workers = w.rank_list("worker_ranks", cluster.nodes)) {
@@ -363,16 +362,72 @@ Workload parse_parameter_server(const TomlTableReader& w, const Cluster& cluster
   if (o.worker_ranks.empty()) {
     w.fail(w.has("worker_ranks") ? "worker_ranks" : "ps_ranks", "no rank is left to be a worker");
   }
-  o.compute_ns = w.duration("compute", limits::kMaxDurationNs).value_or(0);
+}
+
+VariablePlacement read_placement(const TomlTableReader& w) {
   const std::string placement = w.string("placement").value_or("round_robin");
-  if (placement == "round_robin") {
-    o.placement = VariablePlacement::kRoundRobin;
-  } else if (placement == "balanced") {
-    o.placement = VariablePlacement::kBalanced;
-  } else {
-    w.fail("placement",
-           "unknown placement '" + placement + "' (use \"round_robin\" or \"balanced\")");
+  if (placement == "round_robin") return VariablePlacement::kRoundRobin;
+  if (placement == "balanced") return VariablePlacement::kBalanced;
+  w.fail("placement",
+         "unknown placement '" + placement + "' (use \"round_robin\" or \"balanced\")");
+}
+
+// meta_data_change_steps: distinct steps from 2 to the workload's last.
+std::vector<uint64_t> read_meta_data_change_steps(const TomlTableReader& w, uint64_t steps) {
+  std::vector<uint64_t> change_steps;
+  const toml::array* list = w.array("meta_data_change_steps");
+  if (list == nullptr) return change_steps;
+  std::set<uint64_t> seen;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const toml::node& node = *list->get(i);
+    const std::string path = indexed_path(w.key_path("meta_data_change_steps"), i);
+    if (steps < 2) {
+      throw_scenario_error(w.file(), node.source(), path,
+                           "the workload has a single step; a change needs a step 2 or later");
+    }
+    auto step = static_cast<uint64_t>(
+        toml_integer(w.file(), node, path, 2, static_cast<int64_t>(steps)));
+    if (!seen.insert(step).second) {
+      throw_scenario_error(w.file(), node.source(), path,
+                           "step " + std::to_string(step) + " is listed twice");
+    }
+    change_steps.push_back(step);
   }
+  return change_steps;
+}
+
+// meta_data_change_variables: distinct variables of the model.
+std::vector<std::string> read_meta_data_change_variables(const TomlTableReader& w,
+                                                         const Model& model) {
+  std::vector<std::string> variables;
+  const toml::array* list = w.array("meta_data_change_variables");
+  if (list == nullptr) return variables;
+  std::set<std::string> known;
+  for (const auto& v : model.variables) known.insert(v.name);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const toml::node& node = *list->get(i);
+    const std::string path = indexed_path(w.key_path("meta_data_change_variables"), i);
+    std::string name = toml_string(w.file(), node, path);
+    if (known.count(name) == 0) {
+      throw_scenario_error(w.file(), node.source(), path,
+                           "model '" + model.name + "' has no variable '" + name + "'");
+    }
+    if (!seen.insert(name).second) {
+      throw_scenario_error(w.file(), node.source(), path, "'" + name + "' is listed twice");
+    }
+    variables.push_back(std::move(name));
+  }
+  return variables;
+}
+
+Workload parse_parameter_server(const TomlTableReader& w, const Cluster& cluster,
+                                bool payload, const std::string& scenario_dir) {
+  ParameterServerOptions o;
+  o.steps = static_cast<uint64_t>(w.required(w.integer("steps", 1, limits::kMaxSteps), "steps"));
+  read_ps_and_worker_ranks(w, cluster, o);
+  o.compute_ns = w.duration("compute", limits::kMaxDurationNs).value_or(0);
+  o.placement = read_placement(w);
   o.memory_of_rank.assign(cluster.nodes, MemoryPlace{});
   const std::string worker_default = cluster.gpus_per_node > 0 ? "gpu0" : "host";
   for (RankId rank : o.worker_ranks) {
@@ -384,46 +439,12 @@ Workload parse_parameter_server(const TomlTableReader& w, const Cluster& cluster
   Offsets offsets = read_offsets(w);
   o.send_offset_ns = offsets.send_ns;
   o.recv_offset_ns = offsets.recv_ns;
-  if (const toml::array* list = w.array("meta_data_change_steps")) {
-    std::set<uint64_t> seen;
-    for (size_t i = 0; i < list->size(); ++i) {
-      const toml::node& node = *list->get(i);
-      const std::string path = indexed_path(w.key_path("meta_data_change_steps"), i);
-      if (o.steps < 2) {
-        throw_scenario_error(w.file(), node.source(), path,
-                             "the workload has a single step; a change needs a step 2 or later");
-      }
-      auto step = static_cast<uint64_t>(
-          toml_integer(w.file(), node, path, 2, static_cast<int64_t>(o.steps)));
-      if (!seen.insert(step).second) {
-        throw_scenario_error(w.file(), node.source(), path,
-                             "step " + std::to_string(step) + " is listed twice");
-      }
-      o.meta_data_change_steps.push_back(step);
-    }
-  }
+  o.meta_data_change_steps = read_meta_data_change_steps(w, o.steps);
 
   // The model last: its errors point into another file, and everything in
   // this table is checked by then.
   const Model model = load_model(w, scenario_dir);
-  if (const toml::array* list = w.array("meta_data_change_variables")) {
-    std::set<std::string> known;
-    for (const auto& v : model.variables) known.insert(v.name);
-    std::set<std::string> seen;
-    for (size_t i = 0; i < list->size(); ++i) {
-      const toml::node& node = *list->get(i);
-      const std::string path = indexed_path(w.key_path("meta_data_change_variables"), i);
-      std::string name = toml_string(w.file(), node, path);
-      if (known.count(name) == 0) {
-        throw_scenario_error(w.file(), node.source(), path,
-                             "model '" + model.name + "' has no variable '" + name + "'");
-      }
-      if (!seen.insert(name).second) {
-        throw_scenario_error(w.file(), node.source(), path, "'" + name + "' is listed twice");
-      }
-      o.meta_data_change_variables.push_back(std::move(name));
-    }
-  }
+  o.meta_data_change_variables = read_meta_data_change_variables(w, model);
   const uint64_t transfers = parameter_server_transfer_count(model, o);
   if (transfers > limits::kMaxTransfers) {
     w.fail("steps", std::to_string(o.steps) + " steps of " +

@@ -9,6 +9,7 @@ packages=(
   libtomlplusplus-dev libboost-graph-dev libcli11-dev nlohmann-json3-dev
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
   perftest iproute2
+  clang-tidy-14  # tests/layering: the function_length test (.clang-tidy)
 )
 
 missing=()

@@ -172,6 +172,215 @@ std::vector<std::string> rank_command_line(const LaunchArgs& args, const std::st
   return argv;
 }
 
+namespace {
+
+// launch's own flags, checked before anything starts. Empty when they hold;
+// then *world is the rank count and *grace_ms the --grace.
+std::string launch_flags_problem(const LaunchArgs& args, uint64_t* world, long long* grace_ms) {
+  const std::string& t = args.ranks;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), *world);
+  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || *world == 0 ||
+      *world > kMaxLocalRanks) {
+    return "-n must be a whole number of ranks from 1 to " + std::to_string(kMaxLocalRanks) +
+           ", not '" + t + "'";
+  }
+  if (std::string e = parse_timeout_seconds(args.grace, "--grace", grace_ms); !e.empty()) {
+    return e;
+  }
+  long long ms = 0;
+  if (std::string e = parse_timeout_seconds(args.verbs.setup_timeout, "--setup-timeout", &ms);
+      !e.empty()) {
+    return e;
+  }
+  if (std::string e = parse_timeout_seconds(args.verbs.phase_timeout, "--phase-timeout", &ms);
+      !e.empty()) {
+    return e;
+  }
+  if (!args.trace_path.empty() && !args.json_path.empty() &&
+      same_file_path(args.trace_path, args.json_path)) {
+    return "--trace and --json name the same file '" + args.trace_path + "'";
+  }
+  return "";
+}
+
+enum class RankStart { kStarted, kNoPipe, kNoFork };
+
+// Forks one rank running `argv_text`, its stdout and stderr into pipes that
+// `rank` forwards to out and err. Failures are written to err.
+RankStart start_rank(const std::vector<std::string>& argv_text, Rank& rank, std::ostream& out,
+                     std::ostream& err) {
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    err << kErrorPrefix << errno_message("pipe2") << "\n";
+    return RankStart::kNoPipe;
+  }
+  std::vector<char*> argv;
+  for (const std::string& a : argv_text) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  out.flush();
+  err.flush();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    err << kErrorPrefix << errno_message("fork") << "\n";
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+    return RankStart::kNoFork;
+  }
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    if (dup2(out_pipe[1], STDOUT_FILENO) < 0 || dup2(err_pipe[1], STDERR_FILENO) < 0) _exit(127);
+    execv(argv[0], argv.data());
+    const char* what = "tensorwire launch: execv failed\n";
+    (void)!write(STDERR_FILENO, what, std::strlen(what));
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  rank.pid = pid;
+  rank.running = true;
+  rank.streams[0] = Forward{out_pipe[0], {}, &out};
+  rank.streams[1] = Forward{err_pipe[0], {}, &err};
+  return RankStart::kStarted;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// What launch knows while it waits for the ranks: the worst exit code so far,
+// and when the first rank failed and when the others were told to stop.
+struct Supervision {
+  std::chrono::milliseconds grace{0};
+  int worst = kExitOk;
+  std::optional<Clock::time_point> first_failure;
+  std::optional<Clock::time_point> terminated_at;
+};
+
+// The ranks' output pipes still open, and whose (rank, stream) each one is.
+struct OpenStreams {
+  std::vector<pollfd> fds;
+  std::vector<std::pair<size_t, int>> owner;
+};
+
+OpenStreams open_streams(const std::vector<Rank>& ranks) {
+  OpenStreams open;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    for (int s = 0; s < 2; ++s) {
+      if (ranks[r].streams[s].fd >= 0) {
+        open.fds.push_back(pollfd{ranks[r].streams[s].fd, POLLIN, 0});
+        open.owner.emplace_back(r, s);
+      }
+    }
+  }
+  return open;
+}
+
+// Reads what poll found ready and passes on the whole lines, prefixed with
+// the rank; a stream at its end passes on the rest and is closed.
+void forward_output(std::vector<Rank>& ranks, const OpenStreams& open) {
+  for (size_t i = 0; i < open.fds.size(); ++i) {
+    if ((open.fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    auto [r, s] = open.owner[i];
+    Forward& f = ranks[r].streams[s];
+    const std::string prefix = "[rank " + std::to_string(r) + "] ";
+    char buf[4096];
+    const ssize_t got = read(f.fd, buf, sizeof buf);
+    if (got > 0) {
+      f.partial.append(buf, static_cast<size_t>(got));
+      flush_lines(f, prefix, false);
+    } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+      flush_lines(f, prefix, true);
+      close(f.fd);
+      f.fd = -1;
+    }
+  }
+}
+
+// Collects the ranks that have ended, noting the first failure.
+void reap_ended_ranks(std::vector<Rank>& ranks, Supervision& sv, std::ostream& err) {
+  for (Rank& k : ranks) {
+    if (!k.running) continue;
+    int status = 0;
+    const pid_t w = waitpid(k.pid, &status, WNOHANG);
+    if (w == 0) continue;
+    if (w < 0) {
+      err << kErrorPrefix << errno_message("waitpid") << "\n";
+      k.running = false;
+      sv.worst = worse(sv.worst, kExitCheckFailed);
+      continue;
+    }
+    k.running = false;
+    k.status = status;
+    const int code = exit_code_of(status);
+    sv.worst = worse(sv.worst, code);
+    if (code != kExitOk && !sv.first_failure) sv.first_failure = Clock::now();
+  }
+}
+
+// Once a rank has failed and the grace is over, SIGTERM to those still
+// running; 2 s later, SIGKILL to those still running then.
+void stop_ranks_after_grace(std::vector<Rank>& ranks, Supervision& sv, std::ostream& err) {
+  const auto now = Clock::now();
+  if (sv.first_failure && !sv.terminated_at && now - *sv.first_failure > sv.grace) {
+    for (Rank& k : ranks) {
+      if (!k.running) continue;
+      k.stopped_by_launch = true;
+      if (kill(k.pid, SIGTERM) != 0 && errno != ESRCH) {
+        err << kErrorPrefix << errno_message("kill(SIGTERM)") << "\n";
+      }
+    }
+    sv.terminated_at = now;
+  }
+  if (sv.terminated_at && now - *sv.terminated_at > std::chrono::seconds(2)) {
+    for (Rank& k : ranks) {
+      if (k.running && kill(k.pid, SIGKILL) != 0 && errno != ESRCH) {
+        err << kErrorPrefix << errno_message("kill(SIGKILL)") << "\n";
+      }
+    }
+  }
+}
+
+// Forwards the ranks' output and waits until every rank has ended and every
+// pipe is closed. The worst exit code.
+int supervise_ranks(std::vector<Rank>& ranks, Supervision sv, std::ostream& err) {
+  // A rank that could not be started counts as failed long enough ago that
+  // the others are stopped at once.
+  if (sv.worst != kExitOk) sv.first_failure = Clock::now() - sv.grace;
+  for (;;) {
+    OpenStreams open = open_streams(ranks);
+    const bool any_running =
+        std::any_of(ranks.begin(), ranks.end(), [](const Rank& k) { return k.running; });
+    if (open.fds.empty() && !any_running) break;
+    if (!open.fds.empty()) {
+      const int n = poll(open.fds.data(), open.fds.size(), 100);
+      if (n < 0 && errno != EINTR) {
+        err << kErrorPrefix << errno_message("poll") << "\n";
+        sv.worst = worse(sv.worst, kExitCheckFailed);
+        break;
+      }
+      forward_output(ranks, open);
+    } else {
+      usleep(50'000);
+    }
+    reap_ended_ranks(ranks, sv, err);
+    stop_ranks_after_grace(ranks, sv, err);
+  }
+  return sv.worst;
+}
+
+void report_rank_ends(const std::vector<Rank>& ranks, std::ostream& out) {
+  out << "tensorwire launch:";
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].pid < 0) continue;
+    out << (r == 0 ? " " : "; ") << "rank " << r << " " << describe_end(ranks[r].status)
+        << (ranks[r].stopped_by_launch ? " (stopped by launch after another rank failed)" : "");
+  }
+  out << "\n";
+}
+
+}  // namespace
+
 int launch_command(const LaunchArgs& args, std::ostream& out, std::ostream& err) {
   const auto bad = [&err](const std::string& message) {
     err << kErrorPrefix << message << "\n";
@@ -182,32 +391,8 @@ int launch_command(const LaunchArgs& args, std::ostream& out, std::ostream& err)
                "it (no libibverbs/librdmacm)");
   }
   uint64_t world = 0;
-  {
-    const std::string& t = args.ranks;
-    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), world);
-    if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || world == 0 ||
-        world > kMaxLocalRanks) {
-      return bad("-n must be a whole number of ranks from 1 to " + std::to_string(kMaxLocalRanks) +
-                 ", not '" + t + "'");
-    }
-  }
   long long grace_ms = 0;
-  if (std::string e = parse_timeout_seconds(args.grace, "--grace", &grace_ms); !e.empty()) {
-    return bad(e);
-  }
-  long long ms = 0;
-  if (std::string e = parse_timeout_seconds(args.verbs.setup_timeout, "--setup-timeout", &ms);
-      !e.empty()) {
-    return bad(e);
-  }
-  if (std::string e = parse_timeout_seconds(args.verbs.phase_timeout, "--phase-timeout", &ms);
-      !e.empty()) {
-    return bad(e);
-  }
-  if (!args.trace_path.empty() && !args.json_path.empty() &&
-      same_file_path(args.trace_path, args.json_path)) {
-    return bad("--trace and --json name the same file '" + args.trace_path + "'");
-  }
+  if (std::string e = launch_flags_problem(args, &world, &grace_ms); !e.empty()) return bad(e);
   // One clear error here rather than the same one from every rank.
   std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
   if (!loaded) return kExitBadInput;
@@ -229,133 +414,20 @@ int launch_command(const LaunchArgs& args, std::ostream& out, std::ostream& err)
       << std::flush;
 
   std::vector<Rank> ranks(world);
-  int worst = kExitOk;
+  Supervision sv;
+  sv.grace = std::chrono::milliseconds(grace_ms);
   for (uint32_t r = 0; r < world; ++r) {
-    int out_pipe[2];
-    int err_pipe[2];
-    if (pipe2(out_pipe, O_CLOEXEC) != 0) return bad(errno_message("pipe2"));
-    if (pipe2(err_pipe, O_CLOEXEC) != 0) return bad(errno_message("pipe2"));
-    const std::vector<std::string> argv_text =
-        rank_command_line(args, *self, r, static_cast<uint32_t>(world), coordinator);
-    std::vector<char*> argv;
-    for (const std::string& a : argv_text) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    out.flush();
-    err.flush();
-    const pid_t pid = fork();
-    if (pid < 0) {
-      err << kErrorPrefix << errno_message("fork") << "\n";
-      worst = kExitCheckFailed;
-      close(out_pipe[0]);
-      close(out_pipe[1]);
-      close(err_pipe[0]);
-      close(err_pipe[1]);
+    const RankStart started = start_rank(
+        rank_command_line(args, *self, r, static_cast<uint32_t>(world), coordinator), ranks[r],
+        out, err);
+    if (started == RankStart::kNoPipe) return kExitBadInput;
+    if (started == RankStart::kNoFork) {
+      sv.worst = kExitCheckFailed;
       break;
     }
-    if (pid == 0) {
-      // The child: only async-signal-safe calls until exec.
-      if (dup2(out_pipe[1], STDOUT_FILENO) < 0 || dup2(err_pipe[1], STDERR_FILENO) < 0) _exit(127);
-      execv(argv[0], argv.data());
-      const char* what = "tensorwire launch: execv failed\n";
-      (void)!write(STDERR_FILENO, what, std::strlen(what));
-      _exit(127);
-    }
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    ranks[r].pid = pid;
-    ranks[r].running = true;
-    ranks[r].streams[0] = Forward{out_pipe[0], {}, &out};
-    ranks[r].streams[1] = Forward{err_pipe[0], {}, &err};
   }
-
-  using Clock = std::chrono::steady_clock;
-  std::optional<Clock::time_point> first_failure;
-  std::optional<Clock::time_point> terminated_at;
-  if (worst != kExitOk) first_failure = Clock::now() - std::chrono::milliseconds(grace_ms);
-  for (;;) {
-    std::vector<pollfd> fds;
-    std::vector<std::pair<size_t, int>> owner;
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      for (int s = 0; s < 2; ++s) {
-        if (ranks[r].streams[s].fd >= 0) {
-          fds.push_back(pollfd{ranks[r].streams[s].fd, POLLIN, 0});
-          owner.emplace_back(r, s);
-        }
-      }
-    }
-    const bool any_running =
-        std::any_of(ranks.begin(), ranks.end(), [](const Rank& k) { return k.running; });
-    if (fds.empty() && !any_running) break;
-    if (!fds.empty()) {
-      const int n = poll(fds.data(), fds.size(), 100);
-      if (n < 0 && errno != EINTR) {
-        err << kErrorPrefix << errno_message("poll") << "\n";
-        worst = worse(worst, kExitCheckFailed);
-        break;
-      }
-    } else {
-      usleep(50'000);
-    }
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      auto [r, s] = owner[i];
-      Forward& f = ranks[r].streams[s];
-      const std::string prefix = "[rank " + std::to_string(r) + "] ";
-      char buf[4096];
-      const ssize_t got = read(f.fd, buf, sizeof buf);
-      if (got > 0) {
-        f.partial.append(buf, static_cast<size_t>(got));
-        flush_lines(f, prefix, false);
-      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        flush_lines(f, prefix, true);
-        close(f.fd);
-        f.fd = -1;
-      }
-    }
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      Rank& k = ranks[r];
-      if (!k.running) continue;
-      int status = 0;
-      const pid_t w = waitpid(k.pid, &status, WNOHANG);
-      if (w == 0) continue;
-      if (w < 0) {
-        err << kErrorPrefix << errno_message("waitpid") << "\n";
-        k.running = false;
-        worst = worse(worst, kExitCheckFailed);
-        continue;
-      }
-      k.running = false;
-      k.status = status;
-      const int code = exit_code_of(status);
-      worst = worse(worst, code);
-      if (code != kExitOk && !first_failure) first_failure = Clock::now();
-    }
-    const auto now = Clock::now();
-    if (first_failure && !terminated_at && now - *first_failure > std::chrono::milliseconds(grace_ms)) {
-      for (size_t r = 0; r < ranks.size(); ++r) {
-        if (!ranks[r].running) continue;
-        ranks[r].stopped_by_launch = true;
-        if (kill(ranks[r].pid, SIGTERM) != 0 && errno != ESRCH) {
-          err << kErrorPrefix << errno_message("kill(SIGTERM)") << "\n";
-        }
-      }
-      terminated_at = now;
-    }
-    if (terminated_at && now - *terminated_at > std::chrono::seconds(2)) {
-      for (Rank& k : ranks) {
-        if (k.running && kill(k.pid, SIGKILL) != 0 && errno != ESRCH) {
-          err << kErrorPrefix << errno_message("kill(SIGKILL)") << "\n";
-        }
-      }
-    }
-  }
-  out << "tensorwire launch:";
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    if (ranks[r].pid < 0) continue;
-    out << (r == 0 ? " " : "; ") << "rank " << r << " " << describe_end(ranks[r].status)
-        << (ranks[r].stopped_by_launch ? " (stopped by launch after another rank failed)" : "");
-  }
-  out << "\n";
+  const int worst = supervise_ranks(ranks, sv, err);
+  report_rank_ends(ranks, out);
   return worst;
 }
 

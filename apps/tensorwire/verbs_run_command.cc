@@ -78,8 +78,145 @@ int verbs_run_command(const RunArgs&, std::ostream&, std::ostream& err) {
 
 bool verbs_backend_available() { return true; }
 
+namespace {
+
+// This rank and the world: from --rank/--world, else from the launcher's
+// environment.
+Result<verbs::RankPlacement> placement_of(const VerbsArgs& v) {
+  std::optional<uint64_t> flag_rank;
+  std::optional<uint64_t> flag_world;
+  if (!v.rank.empty()) {
+    flag_rank = parse_whole(v.rank);
+    if (!flag_rank) {
+      return Status(StatusCode::kInvalidArgument,
+                    "--rank must be a whole number, not '" + v.rank + "'");
+    }
+  }
+  if (!v.world.empty()) {
+    flag_world = parse_whole(v.world);
+    if (!flag_world) {
+      return Status(StatusCode::kInvalidArgument,
+                    "--world must be a whole number, not '" + v.world + "'");
+    }
+  }
+  return verbs::rank_placement(flag_rank, flag_world,
+                               [](const char* name) { return std::getenv(name); });
+}
+
+// Where the rank meets the others: the coordinator, the device and its
+// address. Empty when the flags hold, else the error.
+std::string set_endpoints(const VerbsArgs& v, VerbsRunOptions& options) {
+  options.coordinator = v.coordinator;
+  if (options.coordinator.empty()) {
+    if (options.world > 1) {
+      return "--coordinator HOST:PORT is required with --backend verbs and more than one "
+             "rank (where rank 0 listens for the others)";
+    }
+    options.coordinator = "127.0.0.1:0";
+  }
+  options.device = v.device;
+  if (options.device.empty()) {
+    const char* env = std::getenv("TENSORWIRE_RDMA_DEVICE");
+    if (env == nullptr || *env == '\0') {
+      return "--device NAME is required with --backend verbs (or set TENSORWIRE_RDMA_DEVICE)";
+    }
+    options.device = env;
+  }
+  options.address = v.address;
+  return "";
+}
+
+// How the rank waits: for completions when idle, and at most how long for
+// set-up and for each phase. Empty when the flags hold, else the error.
+std::string set_waiting(const VerbsArgs& v, VerbsRunOptions& options) {
+  if (v.busy_poll && v.completion_channel) {
+    return "--busy-poll and --completion-channel exclude each other (one never sleeps, the "
+           "other sleeps in the channel)";
+  }
+  if (v.busy_poll) options.idle_spins_before_sleep = UINT32_MAX;
+  options.use_completion_channel = v.completion_channel;
+  long long ms = 0;
+  if (std::string e = parse_timeout_seconds(v.setup_timeout, "--setup-timeout", &ms); !e.empty()) {
+    return e;
+  }
+  options.setup_timeout = std::chrono::milliseconds(ms);
+  if (std::string e = parse_timeout_seconds(v.phase_timeout, "--phase-timeout", &ms); !e.empty()) {
+    return e;
+  }
+  options.phase_timeout = std::chrono::milliseconds(ms);
+  return "";
+}
+
+// --die-at RANK:STEP (tests): this rank raises SIGKILL when it starts STEP.
+std::string set_die_at(const VerbsArgs& v, VerbsRunOptions& options) {
+  if (v.die_at.empty()) return "";
+  const size_t colon = v.die_at.find(':');
+  std::optional<uint64_t> r = parse_whole(v.die_at.substr(0, colon));
+  std::optional<uint64_t> s =
+      colon == std::string::npos ? std::nullopt : parse_whole(v.die_at.substr(colon + 1));
+  if (!r || !s) return "--die-at must be RANK:STEP, not '" + v.die_at + "'";
+  if (*r == options.rank) {
+    options.die_at_step = *s;
+    options.die = [] { std::raise(SIGKILL); };
+  }
+  return "";
+}
+
+// Rank 0 opens --json and --trace before the run, so that a path it cannot
+// write is an error before anything connects. Empty, or the error.
+std::string open_output_files(const RunArgs& args, RankId rank,
+                              std::optional<OutputFile>& json_file,
+                              std::optional<OutputFile>& trace_file) {
+  for (auto [path_arg, flag, file] : {std::tuple{&args.json_path, "--json", &json_file},
+                                      std::tuple{&args.trace_path, "--trace", &trace_file}}) {
+    if (path_arg->empty() || rank != 0) continue;
+    Result<OutputFile> opened = OutputFile::open(*path_arg, flag);
+    if (!opened.is_ok()) return opened.status().message();
+    file->emplace(std::move(opened).value());
+  }
+  return "";
+}
+
+// Writes `text` and closes the file; an error on err. Whether it was written.
+bool write_output(OutputFile& file, std::string_view text, std::ostream& err) {
+  Status st = file.write_and_close(text);
+  if (!st.is_ok()) err << kErrorPrefix << st.message() << "\n";
+  return st.is_ok();
+}
+
+// The run's summary on out, and rank 0's files. The exit code.
+int report_verbs_run(const VerbsRunReport& r, const RunArgs& args,
+                     std::optional<OutputFile>& json_file, std::optional<OutputFile>& trace_file,
+                     report::ChromeTraceWriter& trace, std::ostream& out, std::ostream& err) {
+  out << "\nrank " << r.rank << " of " << r.world << " on " << r.device << " (" << r.address
+      << "), " << (r.whole_run ? "results of every rank" : "this rank's Recvs only") << "\n";
+  out << report::summary_text(r.report);
+  int code = r.report.passed() ? kExitOk : kExitCheckFailed;
+  if (json_file) {
+    report::MeasuredWallTimes measured;
+    measured.step_ns = r.measured_step_ns;
+    measured.transfer_ns = r.measured_transfer_ns;
+    if (!write_output(*json_file, report::results_json_text(r.report, measured), err)) {
+      code = kExitBadInput;
+    } else {
+      out << "results JSON: " << args.json_path << "\n";
+    }
+  }
+  if (trace_file) {
+    trace.set_metadata("clocks", r.trace_clocks);
+    if (!write_output(*trace_file, trace.to_json(), err)) {
+      code = kExitBadInput;
+    } else {
+      out << "trace: " << args.trace_path << " (" << report::format_count(trace.event_count())
+          << " events on " << trace.track_count() << " tracks)\n";
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
 int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err) {
-  const VerbsArgs& v = args.verbs;
   const auto bad = [&err](const std::string& message) {
     err << kErrorPrefix << message << "\n";
     return kExitBadInput;
@@ -88,69 +225,19 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
     return bad("--timing-only does not apply to --backend verbs: a real device always moves "
                "the bytes");
   }
-  std::optional<uint64_t> flag_rank;
-  std::optional<uint64_t> flag_world;
-  if (!v.rank.empty()) {
-    flag_rank = parse_whole(v.rank);
-    if (!flag_rank) return bad("--rank must be a whole number, not '" + v.rank + "'");
-  }
-  if (!v.world.empty()) {
-    flag_world = parse_whole(v.world);
-    if (!flag_world) return bad("--world must be a whole number, not '" + v.world + "'");
-  }
-  Result<verbs::RankPlacement> placement =
-      verbs::rank_placement(flag_rank, flag_world, [](const char* name) { return std::getenv(name); });
+  Result<verbs::RankPlacement> placement = placement_of(args.verbs);
   if (!placement.is_ok()) return bad(placement.status().message());
 
   VerbsRunOptions options;
   options.rank = placement->rank;
   options.world = placement->world;
-  options.coordinator = v.coordinator;
-  if (options.coordinator.empty()) {
-    if (options.world > 1) {
-      return bad("--coordinator HOST:PORT is required with --backend verbs and more than one "
-                 "rank (where rank 0 listens for the others)");
-    }
-    options.coordinator = "127.0.0.1:0";
-  }
-  options.device = v.device;
-  if (options.device.empty()) {
-    const char* env = std::getenv("TENSORWIRE_RDMA_DEVICE");
-    if (env == nullptr || *env == '\0') {
-      return bad("--device NAME is required with --backend verbs (or set TENSORWIRE_RDMA_DEVICE)");
-    }
-    options.device = env;
-  }
-  options.address = v.address;
-  options.gpu_as_host = v.gpu_as_host;
-  if (v.busy_poll && v.completion_channel) {
-    return bad("--busy-poll and --completion-channel exclude each other (one never sleeps, the "
-               "other sleeps in the channel)");
-  }
-  if (v.busy_poll) options.idle_spins_before_sleep = UINT32_MAX;
-  options.use_completion_channel = v.completion_channel;
+  options.gpu_as_host = args.verbs.gpu_as_host;
   options.has_seed = args.has_seed;
   options.seed = args.seed;
-  long long ms = 0;
-  if (std::string e = parse_timeout_seconds(v.setup_timeout, "--setup-timeout", &ms); !e.empty()) {
-    return bad(e);
-  }
-  options.setup_timeout = std::chrono::milliseconds(ms);
-  if (std::string e = parse_timeout_seconds(v.phase_timeout, "--phase-timeout", &ms); !e.empty()) {
-    return bad(e);
-  }
-  options.phase_timeout = std::chrono::milliseconds(ms);
-  if (!v.die_at.empty()) {
-    const size_t colon = v.die_at.find(':');
-    std::optional<uint64_t> r = parse_whole(v.die_at.substr(0, colon));
-    std::optional<uint64_t> s =
-        colon == std::string::npos ? std::nullopt : parse_whole(v.die_at.substr(colon + 1));
-    if (!r || !s) return bad("--die-at must be RANK:STEP, not '" + v.die_at + "'");
-    if (*r == options.rank) {
-      options.die_at_step = *s;
-      options.die = [] { std::raise(SIGKILL); };
-    }
-  }
+  std::string problem = set_endpoints(args.verbs, options);
+  if (problem.empty()) problem = set_waiting(args.verbs, options);
+  if (problem.empty()) problem = set_die_at(args.verbs, options);
+  if (!problem.empty()) return bad(problem);
 
   const std::string path = args.scenario_path.empty() ? default_scenario_path()
                                                       : args.scenario_path;
@@ -167,12 +254,8 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
   }
   std::optional<OutputFile> json_file;
   std::optional<OutputFile> trace_file;
-  for (auto [path_arg, flag, file] : {std::tuple{&args.json_path, "--json", &json_file},
-                                      std::tuple{&args.trace_path, "--trace", &trace_file}}) {
-    if (path_arg->empty() || options.rank != 0) continue;
-    Result<OutputFile> opened = OutputFile::open(*path_arg, flag);
-    if (!opened.is_ok()) return bad(opened.status().message());
-    file->emplace(std::move(opened).value());
+  if (std::string e = open_output_files(args, options.rank, json_file, trace_file); !e.empty()) {
+    return bad(e);
   }
   options.trace = !args.trace_path.empty();
 
@@ -197,36 +280,8 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
                ? kExitBadInput
                : kExitCheckFailed;
   }
-  const VerbsRunReport& r = *result;
-  if (r.died) return kExitCheckFailed;  // only in-process: the CLI's die raises SIGKILL
-  out << "\nrank " << r.rank << " of " << r.world << " on " << r.device << " (" << r.address
-      << "), " << (r.whole_run ? "results of every rank" : "this rank's Recvs only") << "\n";
-  out << report::summary_text(r.report);
-  int code = r.report.passed() ? kExitOk : kExitCheckFailed;
-  if (json_file) {
-    report::MeasuredWallTimes measured;
-    measured.step_ns = r.measured_step_ns;
-    measured.transfer_ns = r.measured_transfer_ns;
-    Status st = json_file->write_and_close(report::results_json_text(r.report, measured));
-    if (!st.is_ok()) {
-      err << kErrorPrefix << st.message() << "\n";
-      code = kExitBadInput;
-    } else {
-      out << "results JSON: " << args.json_path << "\n";
-    }
-  }
-  if (trace_file) {
-    trace.set_metadata("clocks", r.trace_clocks);
-    Status st = trace_file->write_and_close(trace.to_json());
-    if (!st.is_ok()) {
-      err << kErrorPrefix << st.message() << "\n";
-      code = kExitBadInput;
-    } else {
-      out << "trace: " << args.trace_path << " (" << report::format_count(trace.event_count())
-          << " events on " << trace.track_count() << " tracks)\n";
-    }
-  }
-  return code;
+  if (result->died) return kExitCheckFailed;  // only in-process: the CLI's die raises SIGKILL
+  return report_verbs_run(*result, args, json_file, trace_file, trace, out, err);
 }
 
 #endif

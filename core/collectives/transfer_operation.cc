@@ -80,28 +80,74 @@ uint64_t TransferOperation::ib_bytes_in_use() const {
   return total;
 }
 
+// Which buffers the NIC touches, and how: written into by a network copy
+// (`in`), read from by one (`out`). By buffer id.
+struct TransferOperation::NetworkUse {
+  explicit NetworkUse(const TransferGraph& graph)
+      : in(graph.buffers.size(), false), out(graph.buffers.size(), false) {
+    for (const TransferCopy& c : graph.copies) {
+      if (!c.hop.network) continue;
+      out[c.from] = true;
+      in[c.to] = true;
+    }
+  }
+  std::vector<bool> in;
+  std::vector<bool> out;
+};
+
 Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
   if (started_) return {StatusCode::kInvalidArgument, "transfer operation already started"};
   started_ = true;
   if (std::string why = graph_.validate(); !why.empty()) {
     return {StatusCode::kInvalidArgument, "malformed transfer graph: " + why};
   }
-  const RankId me = my_rank();
-  const uint64_t total = graph_.bytes;
-
-  // Which buffers the NIC touches, and how.
-  std::vector<bool> network_in(graph_.buffers.size(), false);
-  std::vector<bool> network_out(graph_.buffers.size(), false);
-  for (const TransferCopy& c : graph_.copies) {
-    if (!c.hop.network) continue;
-    network_out[c.from] = true;
-    network_in[c.to] = true;
-  }
-
-  // Buffers on this rank: instances from the caller, IB buffers from the pools.
+  const NetworkUse network(graph_);
   std::map<MemoryId, std::vector<uint32_t>> ibs_by_memory;
+  if (Status st = place_instances(instances, network, ibs_by_memory); !st.is_ok()) return st;
+  for (auto& [memory, ids] : ibs_by_memory) {
+    if (Status st = place_ib_pool(memory, ids, network); !st.is_ok()) return st;
+  }
+  if (Status st = connect_peers(plan_copies()); !st.is_ok()) return st;
+  env_.nic.set_completion_handler([this](const Completion& c) { on_completion(c); });
+
+  copies_unfinished_ = copies_.size();
+  for (uint32_t d : graph_.destinations) {
+    if (mine(d)) ++destinations_unfinished_;
+  }
+  announce_ib_ready();
+  const uint64_t total = graph_.bytes;
+  if (mine(graph_.source)) {
+    buffers_[graph_.source].written = total;
+    if (observer_ != nullptr) observer_->on_bytes_landed(graph_.source, total);
+    on_written(graph_.source);
+  }
+  if (total == 0) {
+    for (uint32_t d : graph_.destinations) {
+      if (mine(d)) on_written(d);
+    }
+  }
+  for (auto& [id, s] : copies_) try_issue(id);
+  return status_;
+}
+
+Status TransferOperation::register_for_network(uint32_t buffer, const NetworkUse& network) {
+  if (!network.in[buffer] && !network.out[buffer]) return {};
+  BufferState& s = buffers_[buffer];
+  const Access access =
+      network.in[buffer] ? Access::kLocalWrite | Access::kRemoteWrite : Access::kNone;
+  Result<MemoryRegion> region = env_.nic.register_memory(s.mem, access);
+  if (!region) return region.status();
+  regions_.push_back(*region);
+  s.lkey = region->lkey;
+  s.rkey = region->rkey;
+  return {};
+}
+
+Status TransferOperation::place_instances(const std::map<uint32_t, Buffer>& instances,
+                                          const NetworkUse& network,
+                                          std::map<MemoryId, std::vector<uint32_t>>& ibs_by_memory) {
   for (const TransferBuffer& b : graph_.buffers) {
-    if (b.memory.node != me) continue;
+    if (b.memory.node != my_rank()) continue;
     BufferState& s = buffers_[b.id];
     s.consumer_read.assign(b.consumers.size(), 0);
     if (b.role == BufferRole::kIB) {
@@ -112,63 +158,54 @@ Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
     if (it == instances.end()) {
       return {StatusCode::kInvalidArgument, "no instance given for " + b.name()};
     }
-    if (it->second.length < total) {
+    if (it->second.length < graph_.bytes) {
       return {StatusCode::kInvalidArgument, b.name() + ": instance of " +
                                                 std::to_string(it->second.length) +
                                                 " bytes is smaller than the broadcast"};
     }
     s.mem = it->second;
-    if (network_in[b.id] || network_out[b.id]) {
-      const Access access =
-          network_in[b.id] ? Access::kLocalWrite | Access::kRemoteWrite : Access::kNone;
-      Result<MemoryRegion> region = env_.nic.register_memory(s.mem, access);
-      if (!region) return region.status();
-      regions_.push_back(*region);
-      s.lkey = region->lkey;
-      s.rkey = region->rkey;
-    }
+    if (Status st = register_for_network(b.id, network); !st.is_ok()) return st;
   }
-  for (auto& [memory, ids] : ibs_by_memory) {
-    Pool& pool = pools_.try_emplace(memory, options_.ib_pool_bytes).first->second;
-    uint64_t end = 0;
-    for (uint32_t id : ids) {
-      const TransferBuffer& b = graph_.buffers[id];
-      Result<uint64_t> offset =
-          pool.ib.do_alloc(b.ring_bytes, static_cast<uint32_t>(b.consumers.size()));
-      if (!offset) return {offset.status().code(), b.name() + ": " + offset.status().message()};
-      buffers_[id].pool_offset = *offset;
-      if (b.ring_bytes > 0) end = std::max(end, *offset + b.ring_bytes);
-      if (observer_ != nullptr) {
-        observer_->on_ib_allocated(id, pool.ib.bytes_in_use(), pool.ib.pool_bytes());
-      }
-    }
-    Result<Buffer> backing =
-        env_.memory.allocate(topology_.kind_of(memory), topology_.device_of(memory), end);
-    if (!backing) {
-      return {backing.status().code(), "IB pool of " + memory.name() + ": " + backing.status().message()};
-    }
-    pool.backing = *backing;
-    allocations_.push_back(*backing);
-    for (uint32_t id : ids) {
-      BufferState& s = buffers_[id];
-      const uint64_t ring = graph_.buffers[id].ring_bytes;
-      s.mem = Buffer{pool.backing.addr + (ring > 0 ? *s.pool_offset : 0), ring, pool.backing.kind,
-                     pool.backing.device};
-      // Each ring is its own region with its own rkey: a peer that may write
-      // one ring cannot reach its neighbours in the pool.
-      if (network_in[id] || network_out[id]) {
-        Result<MemoryRegion> region = env_.nic.register_memory(
-            s.mem, network_in[id] ? Access::kLocalWrite | Access::kRemoteWrite : Access::kNone);
-        if (!region) return region.status();
-        regions_.push_back(*region);
-        s.lkey = region->lkey;
-        s.rkey = region->rkey;
-      }
-    }
-    peak_ib_bytes_ = std::max(peak_ib_bytes_, ib_bytes_in_use());
-  }
+  return {};
+}
 
-  // The copies this rank runs, and the peers it exchanges signals with.
+Status TransferOperation::place_ib_pool(const MemoryId& memory, const std::vector<uint32_t>& ids,
+                                        const NetworkUse& network) {
+  Pool& pool = pools_.try_emplace(memory, options_.ib_pool_bytes).first->second;
+  uint64_t end = 0;
+  for (uint32_t id : ids) {
+    const TransferBuffer& b = graph_.buffers[id];
+    Result<uint64_t> offset =
+        pool.ib.do_alloc(b.ring_bytes, static_cast<uint32_t>(b.consumers.size()));
+    if (!offset) return {offset.status().code(), b.name() + ": " + offset.status().message()};
+    buffers_[id].pool_offset = *offset;
+    if (b.ring_bytes > 0) end = std::max(end, *offset + b.ring_bytes);
+    if (observer_ != nullptr) {
+      observer_->on_ib_allocated(id, pool.ib.bytes_in_use(), pool.ib.pool_bytes());
+    }
+  }
+  Result<Buffer> backing =
+      env_.memory.allocate(topology_.kind_of(memory), topology_.device_of(memory), end);
+  if (!backing) {
+    return {backing.status().code(), "IB pool of " + memory.name() + ": " + backing.status().message()};
+  }
+  pool.backing = *backing;
+  allocations_.push_back(*backing);
+  for (uint32_t id : ids) {
+    BufferState& s = buffers_[id];
+    const uint64_t ring = graph_.buffers[id].ring_bytes;
+    s.mem = Buffer{pool.backing.addr + (ring > 0 ? *s.pool_offset : 0), ring, pool.backing.kind,
+                   pool.backing.device};
+    // Each ring is its own region with its own rkey: a peer that may write
+    // one ring cannot reach its neighbours in the pool.
+    if (Status st = register_for_network(id, network); !st.is_ok()) return st;
+  }
+  peak_ib_bytes_ = std::max(peak_ib_bytes_, ib_bytes_in_use());
+  return {};
+}
+
+std::vector<RankId> TransferOperation::plan_copies() {
+  const RankId me = my_rank();
   std::vector<RankId> peer_ranks;
   for (const TransferCopy& c : graph_.copies) {
     if (c.hop.network && c.rank() == me) peer_ranks.push_back(c.hop.to.node);
@@ -182,6 +219,10 @@ Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
   }
   std::sort(peer_ranks.begin(), peer_ranks.end());
   peer_ranks.erase(std::unique(peer_ranks.begin(), peer_ranks.end()), peer_ranks.end());
+  return peer_ranks;
+}
+
+Status TransferOperation::connect_peers(const std::vector<RankId>& peer_ranks) {
   for (RankId peer : peer_ranks) {
     PeerState& p = peers_[peer];
     p.qp = env_.nic.queue_pair_to(peer);
@@ -209,15 +250,13 @@ Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
       if (Status st = env_.nic.post_recv(p.qp, wr); !st.is_ok()) return st;
     }
   }
-  env_.nic.set_completion_handler([this](const Completion& c) { on_completion(c); });
+  return {};
+}
 
-  copies_unfinished_ = copies_.size();
-  for (uint32_t d : graph_.destinations) {
-    if (mine(d)) ++destinations_unfinished_;
-  }
+void TransferOperation::announce_ib_ready() {
   // Tell each writer into this rank where its bytes go.
   for (const TransferCopy& c : graph_.copies) {
-    if (!c.hop.network || c.hop.to.node != me) continue;
+    if (!c.hop.network || c.hop.to.node != my_rank()) continue;
     const BufferState& s = buffers_[c.to];
     CollectiveMessage m;
     m.type = CollectiveMessageType::kIbReady;
@@ -227,18 +266,6 @@ Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
     m.ring_bytes = graph_.buffers[c.to].ring_bytes;
     send_message(c.rank(), m);
   }
-  if (mine(graph_.source)) {
-    buffers_[graph_.source].written = total;
-    if (observer_ != nullptr) observer_->on_bytes_landed(graph_.source, total);
-    on_written(graph_.source);
-  }
-  if (total == 0) {
-    for (uint32_t d : graph_.destinations) {
-      if (mine(d)) on_written(d);
-    }
-  }
-  for (auto& [id, s] : copies_) try_issue(id);
-  return status_;
 }
 
 bool TransferOperation::finished() const {

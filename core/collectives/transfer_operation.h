@@ -81,6 +81,19 @@ class TransferOperation {
   struct BufferState;
   struct CopyState;
   struct PeerState;
+  struct NetworkUse;
+
+  // start()'s stages: this rank's instances and IB buffers placed and
+  // registered where the NIC touches them, the copies it runs, the peers it
+  // signals connected (receives posted), and the writers told where to write.
+  Status place_instances(const std::map<uint32_t, Buffer>& instances, const NetworkUse& network,
+                         std::map<MemoryId, std::vector<uint32_t>>& ibs_by_memory);
+  Status place_ib_pool(const MemoryId& memory, const std::vector<uint32_t>& ids,
+                       const NetworkUse& network);
+  Status register_for_network(uint32_t buffer, const NetworkUse& network);
+  std::vector<RankId> plan_copies();  // the peers this rank exchanges signals with
+  Status connect_peers(const std::vector<RankId>& peer_ranks);
+  void announce_ib_ready();
 
   void on_completion(const Completion& c);
   void on_message(RankId peer, std::span<const std::byte> bytes);

@@ -154,6 +154,128 @@ Status invalid(const std::string& what) {
   return {StatusCode::kInvalidArgument, "RdmaMessage: " + what};
 }
 
+// decode()'s stages, each over the next fields of the layout in README.md.
+// Ok, or the first malformed field.
+
+// format, type and name.
+Status read_header(ByteReader& r, RdmaMessage& m) {
+  size_t at = r.offset();
+  auto format = r.u8("format");
+  if (!format) return r.error();
+  if (*format != kFormatByte) {
+    return r.malformed(
+        "format", at,
+        "format byte " + std::to_string(*format) + ", expected " + std::to_string(kFormatByte));
+  }
+
+  at = r.offset();
+  auto type = r.u8("type");
+  if (!type) return r.error();
+  if (!is_valid_rdma_message_type(*type)) {
+    return r.malformed("type", at, "unknown type " + std::to_string(*type));
+  }
+  m.type = static_cast<RdmaMessageType>(*type);
+
+  at = r.offset();
+  auto name_size = r.u16("name_size");
+  if (!name_size) return r.error();
+  if (*name_size == 0) return r.malformed("name_size", at, "empty name");
+  if (*name_size > kMaxNameBytes) {
+    return r.malformed("name_size", at,
+                       std::to_string(*name_size) + " exceeds " + std::to_string(kMaxNameBytes));
+  }
+  if (!r.string("name", *name_size, m.name)) return r.error();
+  return Status::ok();
+}
+
+// step_id, request_index, remote_addr and rkey: any value is valid.
+Status read_destination(ByteReader& r, RdmaMessage& m) {
+  auto step_id = r.u64("step_id");
+  if (!step_id) return r.error();
+  m.step_id = *step_id;
+  auto request_index = r.u32("request_index");
+  if (!request_index) return r.error();
+  m.request_index = *request_index;
+  auto remote_addr = r.u64("remote_addr");
+  if (!remote_addr) return r.error();
+  m.remote_addr = *remote_addr;
+  auto rkey = r.u32("rkey");
+  if (!rkey) return r.error();
+  m.rkey = *rkey;
+  return Status::ok();
+}
+
+// is_dead and data_type.
+Status read_tensor_kind(ByteReader& r, RdmaMessage& m) {
+  size_t at = r.offset();
+  auto is_dead = r.u8("is_dead");
+  if (!is_dead) return r.error();
+  if (*is_dead > 1) {
+    return r.malformed("is_dead", at, "bool byte " + std::to_string(*is_dead) + " (not 0 or 1)");
+  }
+  m.is_dead = *is_dead == 1;
+
+  at = r.offset();
+  auto data_type = r.u8("data_type");
+  if (!data_type) return r.error();
+  if (!is_valid_data_type(*data_type)) {
+    return r.malformed("data_type", at, "unknown data type " + std::to_string(*data_type));
+  }
+  m.data_type = static_cast<DataType>(*data_type);
+  return Status::ok();
+}
+
+// num_dims and the dims: at most kMaxDims, none negative, and an element
+// count that fits.
+Status read_shape(ByteReader& r, RdmaMessage& m) {
+  size_t shape_at = r.offset();
+  auto num_dims = r.u8("num_dims");
+  if (!num_dims) return r.error();
+  if (*num_dims > kMaxDims) {
+    return r.malformed("num_dims", shape_at,
+                       std::to_string(*num_dims) + " dims exceeds " + std::to_string(kMaxDims));
+  }
+  m.tensor_shape.dims.reserve(*num_dims);
+  for (size_t i = 0; i < *num_dims; ++i) {
+    size_t at = r.offset();
+    auto dim = r.u64("dim");
+    if (!dim) return r.error();
+    auto value = static_cast<int64_t>(*dim);
+    if (value < 0) {
+      return r.malformed(
+          "dim", at, "dim " + std::to_string(i) + " is negative (" + std::to_string(value) + ")");
+    }
+    m.tensor_shape.dims.push_back(value);
+  }
+  if (!m.tensor_shape.num_elements()) {
+    return r.malformed("tensor_shape", shape_at,
+                       "element count of shape " + m.tensor_shape.to_string() + " overflows");
+  }
+  return Status::ok();
+}
+
+// error_code and error_message.
+Status read_error(ByteReader& r, RdmaMessage& m) {
+  size_t at = r.offset();
+  auto error_code = r.u8("error_code");
+  if (!error_code) return r.error();
+  if (!is_valid_status_code(*error_code)) {
+    return r.malformed("error_code", at, "unknown status code " + std::to_string(*error_code));
+  }
+  m.error_code = static_cast<StatusCode>(*error_code);
+
+  at = r.offset();
+  auto error_size = r.u16("error_message_size");
+  if (!error_size) return r.error();
+  if (*error_size > kMaxErrorMessageBytes) {
+    return r.malformed(
+        "error_message_size", at,
+        std::to_string(*error_size) + " exceeds " + std::to_string(kMaxErrorMessageBytes));
+  }
+  if (!r.string("error_message", *error_size, m.error_message)) return r.error();
+  return Status::ok();
+}
+
 }  // namespace
 
 const char* rdma_message_type_name(RdmaMessageType type) {
@@ -244,109 +366,15 @@ Result<size_t> encode(const RdmaMessage& m, std::span<std::byte> out) {
 Result<RdmaMessage> decode(std::span<const std::byte> in) {
   ByteReader r(in);
   RdmaMessage m;
-
-  size_t at = r.offset();
-  auto format = r.u8("format");
-  if (!format) return r.error();
-  if (*format != kFormatByte) {
-    return r.malformed(
-        "format", at,
-        "format byte " + std::to_string(*format) + ", expected " + std::to_string(kFormatByte));
-  }
-
-  at = r.offset();
-  auto type = r.u8("type");
-  if (!type) return r.error();
-  if (!is_valid_rdma_message_type(*type)) {
-    return r.malformed("type", at, "unknown type " + std::to_string(*type));
-  }
-  m.type = static_cast<RdmaMessageType>(*type);
-
-  at = r.offset();
-  auto name_size = r.u16("name_size");
-  if (!name_size) return r.error();
-  if (*name_size == 0) return r.malformed("name_size", at, "empty name");
-  if (*name_size > kMaxNameBytes) {
-    return r.malformed("name_size", at,
-                       std::to_string(*name_size) + " exceeds " + std::to_string(kMaxNameBytes));
-  }
-  if (!r.string("name", *name_size, m.name)) return r.error();
-
-  auto step_id = r.u64("step_id");
-  if (!step_id) return r.error();
-  m.step_id = *step_id;
-  auto request_index = r.u32("request_index");
-  if (!request_index) return r.error();
-  m.request_index = *request_index;
-  auto remote_addr = r.u64("remote_addr");
-  if (!remote_addr) return r.error();
-  m.remote_addr = *remote_addr;
-  auto rkey = r.u32("rkey");
-  if (!rkey) return r.error();
-  m.rkey = *rkey;
-
-  at = r.offset();
-  auto is_dead = r.u8("is_dead");
-  if (!is_dead) return r.error();
-  if (*is_dead > 1) {
-    return r.malformed("is_dead", at, "bool byte " + std::to_string(*is_dead) + " (not 0 or 1)");
-  }
-  m.is_dead = *is_dead == 1;
-
-  at = r.offset();
-  auto data_type = r.u8("data_type");
-  if (!data_type) return r.error();
-  if (!is_valid_data_type(*data_type)) {
-    return r.malformed("data_type", at, "unknown data type " + std::to_string(*data_type));
-  }
-  m.data_type = static_cast<DataType>(*data_type);
-
-  size_t shape_at = r.offset();
-  auto num_dims = r.u8("num_dims");
-  if (!num_dims) return r.error();
-  if (*num_dims > kMaxDims) {
-    return r.malformed("num_dims", shape_at,
-                       std::to_string(*num_dims) + " dims exceeds " + std::to_string(kMaxDims));
-  }
-  m.tensor_shape.dims.reserve(*num_dims);
-  for (size_t i = 0; i < *num_dims; ++i) {
-    at = r.offset();
-    auto dim = r.u64("dim");
-    if (!dim) return r.error();
-    auto value = static_cast<int64_t>(*dim);
-    if (value < 0) {
-      return r.malformed(
-          "dim", at, "dim " + std::to_string(i) + " is negative (" + std::to_string(value) + ")");
-    }
-    m.tensor_shape.dims.push_back(value);
-  }
-  if (!m.tensor_shape.num_elements()) {
-    return r.malformed("tensor_shape", shape_at,
-                       "element count of shape " + m.tensor_shape.to_string() + " overflows");
-  }
-
+  if (Status st = read_header(r, m); !st.is_ok()) return st;
+  if (Status st = read_destination(r, m); !st.is_ok()) return st;
+  if (Status st = read_tensor_kind(r, m); !st.is_ok()) return st;
+  if (Status st = read_shape(r, m); !st.is_ok()) return st;
   size_t tensor_bytes_at = r.offset();
   auto tensor_bytes = r.u64("tensor_bytes");
   if (!tensor_bytes) return r.error();
   m.tensor_bytes = *tensor_bytes;
-
-  at = r.offset();
-  auto error_code = r.u8("error_code");
-  if (!error_code) return r.error();
-  if (!is_valid_status_code(*error_code)) {
-    return r.malformed("error_code", at, "unknown status code " + std::to_string(*error_code));
-  }
-  m.error_code = static_cast<StatusCode>(*error_code);
-
-  at = r.offset();
-  auto error_size = r.u16("error_message_size");
-  if (!error_size) return r.error();
-  if (*error_size > kMaxErrorMessageBytes) {
-    return r.malformed(
-        "error_message_size", at,
-        std::to_string(*error_size) + " exceeds " + std::to_string(kMaxErrorMessageBytes));
-  }
-  if (!r.string("error_message", *error_size, m.error_message)) return r.error();
+  if (Status st = read_error(r, m); !st.is_ok()) return st;
 
   if (r.remaining() != 0) {
     return r.malformed("end", r.offset(),

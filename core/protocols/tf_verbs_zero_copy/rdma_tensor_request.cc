@@ -236,67 +236,76 @@ void RdmaTensorRequest::RecvTensorContent(uint32_t byte_len) {
   tensor.shape = meta.tensor_shape;
   tensor.is_dead = meta.is_dead;
   Layout layout = layout_of(meta);
-  MemorySpace& memory = env_.env().memory;
   if (layout == Layout::kDead) {
     complete(Status::ok(), std::move(tensor));
     finish(false);
     return;
   }
   if (layout == Layout::kString) {
-    uint64_t elements = meta.tensor_shape.num_elements().value_or(0);
-    ++env_.stats().cpu_copies;
-    if (memory.holds_payload()) {
-      std::span<std::byte> view = memory.host_view(result_->buffer);
-      if (view.size() < expected) {
-        complete(Status(StatusCode::kInternal, "proto buffer has no host view"), {});
-        finish(false);
-        return;
-      }
-      auto strings = wire::deserialize_strings(view.first(expected), elements);
-      if (!strings.is_ok()) {
-        complete(Status(StatusCode::kMalformedMessage,
-                        "string tensor '" + name_ + "': " + strings.status().message()),
-                 {});
-        finish(false);
-        return;
-      }
-      tensor.strings = std::move(*strings);
-    } else {
-      tensor.strings.assign(elements, std::string());  // timing-only: sizes, no bytes
-    }
-    complete(Status::ok(), std::move(tensor));
-    finish(false);
+    deliver_strings(std::move(tensor), meta);
     return;
   }
   if (proxy_) {
-    if (expected == 0) {
-      tensor.buffer = *device_result_;
-      device_result_.reset();  // the caller owns it now
-      complete(Status::ok(), std::move(tensor));
-      finish(false);
-      return;
-    }
-    set_state(State::kCopying);
-    ++env_.stats().device_copies;
-    auto on_done = env_.request_callback(
-        request_index_, [](RdmaTensorRequest& r, Status st) { r.on_copy_done(std::move(st)); });
-    Status st = env_.env().copy_engine.submit(*device_result_, 0, proxy_->buffer, 0, expected,
-                                              on_done);
-    if (!st.is_ok()) {
-      complete(st, {});
-      finish(false);
-      return;
-    }
-    if (env_.options().planted_bug == PlantedBug::kFreeProxyBeforeCopy) {
-      // Freed while the copy engine still reads it.
-      env_.memory_mgr().discard(proxy_->buffer);
-    }
+    copy_out_of_proxy(std::move(tensor), expected);
     return;
   }
   tensor.buffer = result_->buffer;
   result_.reset();  // the caller owns it now, until release()
   complete(Status::ok(), std::move(tensor));
   finish(false);
+}
+
+void RdmaTensorRequest::deliver_strings(Tensor tensor, const RdmaTensorMetaData& meta) {
+  const uint64_t expected = meta.byte_size();
+  uint64_t elements = meta.tensor_shape.num_elements().value_or(0);
+  MemorySpace& memory = env_.env().memory;
+  ++env_.stats().cpu_copies;
+  if (memory.holds_payload()) {
+    std::span<std::byte> view = memory.host_view(result_->buffer);
+    if (view.size() < expected) {
+      complete(Status(StatusCode::kInternal, "proto buffer has no host view"), {});
+      finish(false);
+      return;
+    }
+    auto strings = wire::deserialize_strings(view.first(expected), elements);
+    if (!strings.is_ok()) {
+      complete(Status(StatusCode::kMalformedMessage,
+                      "string tensor '" + name_ + "': " + strings.status().message()),
+               {});
+      finish(false);
+      return;
+    }
+    tensor.strings = std::move(*strings);
+  } else {
+    tensor.strings.assign(elements, std::string());  // timing-only: sizes, no bytes
+  }
+  complete(Status::ok(), std::move(tensor));
+  finish(false);
+}
+
+void RdmaTensorRequest::copy_out_of_proxy(Tensor tensor, uint64_t expected) {
+  if (expected == 0) {
+    tensor.buffer = *device_result_;
+    device_result_.reset();  // the caller owns it now
+    complete(Status::ok(), std::move(tensor));
+    finish(false);
+    return;
+  }
+  set_state(State::kCopying);
+  ++env_.stats().device_copies;
+  auto on_done = env_.request_callback(
+      request_index_, [](RdmaTensorRequest& r, Status st) { r.on_copy_done(std::move(st)); });
+  Status st = env_.env().copy_engine.submit(*device_result_, 0, proxy_->buffer, 0, expected,
+                                            on_done);
+  if (!st.is_ok()) {
+    complete(st, {});
+    finish(false);
+    return;
+  }
+  if (env_.options().planted_bug == PlantedBug::kFreeProxyBeforeCopy) {
+    // Freed while the copy engine still reads it.
+    env_.memory_mgr().discard(proxy_->buffer);
+  }
 }
 
 void RdmaTensorRequest::on_copy_done(Status status) {

@@ -89,6 +89,11 @@ class RdmaTensorRequest {
   void fail_and_withdraw(Status why);
   void on_copy_done(Status status);
   void finish(bool discard);
+  // RecvTensorContent's endings for a string tensor (deserialized from the
+  // proto buffer) and for a GPU destination reached through a host proxy
+  // (the proxy -> GPU copy started; on_copy_done delivers).
+  void deliver_strings(Tensor tensor, const RdmaTensorMetaData& meta);
+  void copy_out_of_proxy(Tensor tensor, uint64_t expected);
 
   RdmaProtocolEnv& env_;
   uint32_t request_index_;

@@ -69,8 +69,6 @@ void RdmaTensorResponse::Start(std::shared_ptr<SentTensor> sent) {
 Status RdmaTensorResponse::prepare_content(bool direct) {
   const Tensor& tensor = sent_->tensor;
   uint64_t bytes = meta_.byte_size();
-  RdmaMemoryMgr& mgr = env_.memory_mgr();
-  RankEnv& env = env_.env();
   if (bytes > kMaxTensorBytes) {
     return {StatusCode::kInvalidArgument,
             "tensor of " + std::to_string(bytes) + " bytes exceeds the " +
@@ -83,22 +81,7 @@ Status RdmaTensorResponse::prepare_content(bool direct) {
     sent_.reset();
     return Status::ok();
   }
-  if (tensor.dtype == DataType::kString) {
-    // Not DMA-able: serialize into a registered host buffer and write that.
-    auto proto = mgr.allocate_registered(MemoryKind::kHostPinned, 0, bytes, kSourceAccess);
-    if (!proto.is_ok()) return proto.status();
-    content_ = *proto;
-    ++env_.stats().cpu_copies;
-    if (env.memory.holds_payload()) {
-      std::span<std::byte> view = env.memory.host_view(content_->buffer);
-      if (view.size() < bytes) return {StatusCode::kInternal, "proto buffer has no host view"};
-      auto n = wire::serialize_strings(tensor.strings, view.first(bytes));
-      if (!n.is_ok()) return n.status();
-    }
-    source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
-    sent_.reset();
-    return Status::ok();
-  }
+  if (tensor.dtype == DataType::kString) return serialize_string_tensor(bytes);
   if (tensor.buffer.length < bytes) {
     return {StatusCode::kInvalidArgument, "source buffer of " +
                                               std::to_string(tensor.buffer.length) +
@@ -112,35 +95,66 @@ Status RdmaTensorResponse::prepare_content(bool direct) {
       source_ = Sge{tensor.buffer.addr, static_cast<uint32_t>(bytes), 0};
       return Status::ok();
     }
-    auto region = mgr.register_source(tensor.buffer);
-    if (!region.is_ok()) return region.status();
-    source_ = Sge{tensor.buffer.addr, static_cast<uint32_t>(bytes), region->lkey};
-    return Status::ok();
+    return read_source_in_place(bytes);
   }
   if (is_host(kind) && bug == PlantedBug::kSkipClone) {
     // The caller's buffer as it is, and the caller told it may reuse it.
-    auto region = mgr.register_source(tensor.buffer);
-    if (!region.is_ok()) return region.status();
-    source_ = Sge{tensor.buffer.addr, static_cast<uint32_t>(bytes), region->lkey};
-    sent_.reset();
-    return Status::ok();
+    Status st = read_source_in_place(bytes);
+    if (st.is_ok()) sent_.reset();
+    return st;
   }
-  if (is_host(kind)) {
-    // Clone on the CPU: the caller may overwrite the source before the re-request.
-    auto clone = mgr.allocate_registered(MemoryKind::kHostPinned, 0, bytes, kSourceAccess);
-    if (!clone.is_ok()) return clone.status();
-    content_ = *clone;
-    Status st = env.memory.cpu_copy(content_->buffer, 0, tensor.buffer, 0, bytes);
-    if (!st.is_ok()) return st;
-    ++env_.stats().cpu_copies;
-    source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
-    sent_.reset();
-    return Status::ok();
+  if (is_host(kind)) return clone_on_cpu(bytes);
+  return copy_off_gpu(bytes);
+}
+
+Status RdmaTensorResponse::serialize_string_tensor(uint64_t bytes) {
+  // Not DMA-able: serialize into a registered host buffer and write that.
+  RankEnv& env = env_.env();
+  auto proto = env_.memory_mgr().allocate_registered(MemoryKind::kHostPinned, 0, bytes,
+                                                     kSourceAccess);
+  if (!proto.is_ok()) return proto.status();
+  content_ = *proto;
+  ++env_.stats().cpu_copies;
+  if (env.memory.holds_payload()) {
+    std::span<std::byte> view = env.memory.host_view(content_->buffer);
+    if (view.size() < bytes) return {StatusCode::kInternal, "proto buffer has no host view"};
+    auto n = wire::serialize_strings(sent_->tensor.strings, view.first(bytes));
+    if (!n.is_ok()) return n.status();
   }
-  // GPU memory: a device->device clone (GPUDirect: the NIC reads the clone),
-  // or a device->host staging copy (no GPUDirect: the NIC reads host memory).
-  bool gpu_direct = is_nic_reachable(kind);
-  auto buffer = gpu_direct ? mgr.allocate_registered(kind, tensor.buffer.device, bytes,
+  source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
+  sent_.reset();
+  return Status::ok();
+}
+
+Status RdmaTensorResponse::read_source_in_place(uint64_t bytes) {
+  const Buffer& source = sent_->tensor.buffer;
+  auto region = env_.memory_mgr().register_source(source);
+  if (!region.is_ok()) return region.status();
+  source_ = Sge{source.addr, static_cast<uint32_t>(bytes), region->lkey};
+  return Status::ok();
+}
+
+Status RdmaTensorResponse::clone_on_cpu(uint64_t bytes) {
+  // The caller may overwrite the source before the re-request.
+  auto clone = env_.memory_mgr().allocate_registered(MemoryKind::kHostPinned, 0, bytes,
+                                                     kSourceAccess);
+  if (!clone.is_ok()) return clone.status();
+  content_ = *clone;
+  Status st = env_.env().memory.cpu_copy(content_->buffer, 0, sent_->tensor.buffer, 0, bytes);
+  if (!st.is_ok()) return st;
+  ++env_.stats().cpu_copies;
+  source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
+  sent_.reset();
+  return Status::ok();
+}
+
+Status RdmaTensorResponse::copy_off_gpu(uint64_t bytes) {
+  // A device->device clone (GPUDirect: the NIC reads the clone), or a
+  // device->host staging copy (no GPUDirect: the NIC reads host memory).
+  const Buffer& source = sent_->tensor.buffer;
+  RdmaMemoryMgr& mgr = env_.memory_mgr();
+  bool gpu_direct = is_nic_reachable(source.kind);
+  auto buffer = gpu_direct ? mgr.allocate_registered(source.kind, source.device, bytes,
                                                      kSourceAccess)
                            : mgr.allocate_registered(MemoryKind::kHostPinned, 0, bytes,
                                                      kSourceAccess);
@@ -149,7 +163,7 @@ Status RdmaTensorResponse::prepare_content(bool direct) {
   source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
   auto on_done = env_.response_callback(
       response_id_, [](RdmaTensorResponse& r, Status st) { r.on_copy_done(std::move(st)); });
-  Status st = env.copy_engine.submit(content_->buffer, 0, tensor.buffer, 0, bytes, on_done);
+  Status st = env_.env().copy_engine.submit(content_->buffer, 0, source, 0, bytes, on_done);
   if (!st.is_ok()) return st;
   ++env_.stats().device_copies;
   set_state(State::kPreparing);

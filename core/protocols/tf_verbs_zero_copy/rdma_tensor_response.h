@@ -75,6 +75,15 @@ class RdmaTensorResponse {
   enum class Pending : uint8_t { kNone, kWrite, kErrorStatus, kDestroy };
 
   Status prepare_content(bool direct);
+  // prepare_content's ways to the bytes the write reads (`bytes` of them):
+  // strings serialized into a registered proto buffer; the source tensor
+  // itself, registered; a clone of host memory on the CPU; a copy of GPU
+  // memory on the copy engine (a clone on the GPU with GPUDirect, else host
+  // staging), which ends in on_copy_done.
+  Status serialize_string_tensor(uint64_t bytes);
+  Status read_source_in_place(uint64_t bytes);
+  Status clone_on_cpu(uint64_t bytes);
+  Status copy_off_gpu(uint64_t bytes);
   void on_copy_done(Status status);
   void post_write();
   void send_error(const Status& why);
