@@ -57,6 +57,7 @@ void add_tensor_rows(uint64_t step_id, const ResultsStep* a, const ResultsStep* 
     row.tensor = t.name;
     row.src = t.src;
     row.dst = t.dst;
+    row.broadcast = t.destination;
     return row;
   };
   if (a != nullptr) {
@@ -135,8 +136,9 @@ std::string time_cell(const SideTime& t) {
 std::string label(const ComparisonRow& row) {
   switch (row.kind) {
     case ComparisonRow::Kind::kStep:
-      return "step " + std::to_string(row.step_id);
+      return row.broadcast ? "broadcast" : "step " + std::to_string(row.step_id);
     case ComparisonRow::Kind::kTensor:
+      if (row.broadcast) return "  " + row.tensor;
       return "  " + row.tensor + " " + std::to_string(row.src) + "->" + std::to_string(row.dst);
     case ComparisonRow::Kind::kTotal:
       return "steps in both";
@@ -204,6 +206,7 @@ ResultsComparison compare_results(const ResultsFile& a, const ResultsFile& b) {
     row.step_id = id;
     if (in_a != nullptr) row.a = side_time(in_a->backend_ns, in_a->measured_ns);
     if (in_b != nullptr) row.b = side_time(in_b->backend_ns, in_b->measured_ns);
+    row.broadcast = (in_a != nullptr && in_a->broadcast) || (in_b != nullptr && in_b->broadcast);
     if (in_a != nullptr && in_b != nullptr) {
       ++out.steps_in_both;
     } else if (in_a != nullptr) {
@@ -246,8 +249,9 @@ std::string comparison_text(const ResultsFile& a, const ResultsFile& b,
            "compare\n";
   }
   out +=
-      "Step times: start to end; tensor times: Recv call to done. sim: simulated, wall: "
-      "measured wall time.\n\n";
+      "Step times: start to end; tensor times: Recv call to done; a broadcast: its last "
+      "destination's done time, and each destination's. sim: simulated, wall: measured wall "
+      "time.\n\n";
 
   std::vector<TableLine> lines;
   lines.push_back({"", "A", "B", "B/A", "sim/measured", ""});

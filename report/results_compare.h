@@ -35,6 +35,7 @@ struct ComparisonRow {
   std::string tensor;    // kTensor: the tensor's name
   uint64_t src = 0;      // kTensor
   uint64_t dst = 0;      // kTensor
+  bool broadcast = false;  // kStep: a broadcast; kTensor: one of its destinations
   SideTime a;
   SideTime b;
 };

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -167,6 +168,46 @@ Result<ResultsTensor> read_tensor(const FieldReader& in, const Json& j, const st
   return t;
 }
 
+// A broadcast as one step: its finish (absent while a destination never
+// completed) and each destination's done time (-1: never).
+Result<ResultsStep> read_broadcast(const FieldReader& in, const Json& root) {
+  ResultsStep step;
+  step.broadcast = true;
+  Result<const Json*> destinations = in.array(root, "", "destinations");
+  if (!destinations) return destinations.status();
+  bool every_one_done = !(*destinations)->empty();
+  std::set<std::string> seen;
+  for (size_t i = 0; i < (*destinations)->size(); ++i) {
+    const std::string at = element_path("destinations", i);
+    const Json& d = (**destinations)[i];
+    if (!d.is_object()) return in.error(at, "expected an object, got " + a_type_name(d));
+    Result<std::string> memory = in.text(d, at, "memory");
+    if (!memory) return memory.status();
+    if (!seen.insert(*memory).second) {
+      return in.error(member_path(at, "memory"), "destination '" + *memory + "' is listed twice");
+    }
+    Result<const Json*> done = in.member(d, at, "done_ns");
+    if (!done) return done.status();
+    ResultsTensor t;
+    t.name = *memory;
+    t.destination = true;
+    // -1: the destination never held every byte.
+    if (!((*done)->is_number_integer() && (*done)->get<int64_t>() == -1)) {
+      Result<int64_t> ns = in.time_ns(d, at, "done_ns");
+      if (!ns) return ns.status();
+      t.backend_ns = *ns;
+    }
+    every_one_done = every_one_done && t.backend_ns.has_value();
+    step.tensors.push_back(std::move(t));
+  }
+  if (every_one_done) {
+    Result<int64_t> finish = in.time_ns(root, "", "finish_ns");
+    if (!finish) return finish.status();
+    step.backend_ns = *finish;
+  }
+  return step;
+}
+
 // `finished` was added after the first files were written; those say the same
 // with a null wire_bytes.
 Result<bool> step_finished(const FieldReader& in, const Json& j, const std::string& path) {
@@ -264,8 +305,10 @@ Result<ResultsFile> parse_results_json(std::string_view text, const std::string&
   if (!workload) return workload.status();
   if (const auto kind = (*workload)->find("kind");
       kind != (*workload)->end() && kind->is_string() && *kind == "broadcast") {
-    return in.error("workload.kind", "the results of a broadcast have no steps of tensors to "
-                                     "compare; compare reads tensor-transfer results");
+    Result<ResultsStep> broadcast = read_broadcast(in, root);
+    if (!broadcast) return broadcast.status();
+    file.steps.push_back(std::move(broadcast).value());
+    return file;
   }
 
   Result<const Json*> steps = in.array(root, "", "steps");

@@ -1,7 +1,8 @@
 // Reads a results JSON file (report/results_json.h's schema) back into the few
 // numbers `tensorwire compare` sets side by side: per step and per tensor, the
 // time on the backend's own clock and, where a real backend measured one, the
-// wall time. Everything it reads is validated: a missing file, text that is
+// wall time; a broadcast's results as one step whose tensors are its
+// destinations. Everything it reads is validated: a missing file, text that is
 // not JSON, a missing field, a wrong type or a negative time is an error that
 // names the file and the JSON path ("b.json: steps[2].per_tensor[0].latency_ns:
 // expected a number, got a string"), never an exception or a crash.
@@ -27,6 +28,9 @@ struct ResultsTensor {
   // Recv never completed.
   std::optional<int64_t> backend_ns;
   std::optional<int64_t> measured_ns;  // wall time; absent for the simulator
+  // A broadcast's destination (name: its memory, "node3/gpu1"; src, dst: 0):
+  // backend_ns is when it held every byte.
+  bool destination = false;
 };
 
 struct ResultsStep {
@@ -36,6 +40,9 @@ struct ResultsStep {
   std::optional<int64_t> backend_ns;   // duration_ns
   std::optional<int64_t> measured_ns;  // wall time; absent for the simulator
   std::vector<ResultsTensor> tensors;  // in file order
+  // A broadcast reads as one step: backend_ns its finish, its destinations
+  // the tensors.
+  bool broadcast = false;
 };
 
 struct ResultsFile {

@@ -142,10 +142,41 @@ INSTANTIATE_TEST_SUITE_P(
                  [](Json& j) { j["steps"][1]["per_tensor"][1] = j["steps"][1]["per_tensor"][0]; },
                  "b.json: steps[1].per_tensor[1]: tensor 'weights' 0->1 is listed twice in step "
                  "1 (also steps[1].per_tensor[0])"},
-        BadField{"BroadcastResults", [](Json& j) { j["workload"]["kind"] = "broadcast"; },
-                 "b.json: workload.kind: the results of a broadcast have no steps of tensors to "
-                 "compare; compare reads tensor-transfer results"}),
+        BadField{"BroadcastWithoutDestinations",
+                 [](Json& j) { j["workload"]["kind"] = "broadcast"; },
+                 "b.json: destinations: missing"},
+        BadField{"BroadcastDestinationTwice",
+                 [](Json& j) {
+                   j["workload"]["kind"] = "broadcast";
+                   j["destinations"] = Json::array({Json{{"memory", "node1/gpu0"}, {"done_ns", 5}},
+                                                    Json{{"memory", "node1/gpu0"}, {"done_ns", 7}}});
+                 },
+                 "b.json: destinations[1].memory: destination 'node1/gpu0' is listed twice"},
+        BadField{"BroadcastDoneBeforeZero",
+                 [](Json& j) {
+                   j["workload"]["kind"] = "broadcast";
+                   j["destinations"] = Json::array({Json{{"memory", "node1/host"}, {"done_ns", -7}}});
+                 },
+                 "b.json: destinations[0].done_ns: expected a time >= 0, got -7"}),
     [](const ::testing::TestParamInfo<BadField>& info) { return std::string(info.param.name); });
+
+TEST(ResultsReader, ABroadcastIsOneStepWithItsDestinationsAsTensors) {
+  Json j = Json::parse(sample_text());
+  j["workload"]["kind"] = "broadcast";
+  j["destinations"] = Json::array({Json{{"memory", "node1/gpu0"}, {"done_ns", 500}},
+                                   Json{{"memory", "node2/host"}, {"done_ns", -1}}});
+  j["finish_ns"] = 500;
+  Result<ResultsFile> f = parse_results_json(j.dump(), "b.json");
+  ASSERT_TRUE(f.is_ok()) << f.status().message();
+  ASSERT_EQ(f->steps.size(), 1u);
+  EXPECT_TRUE(f->steps[0].broadcast);
+  // One destination never completed: the broadcast never finished.
+  EXPECT_FALSE(f->steps[0].backend_ns.has_value());
+  ASSERT_EQ(f->steps[0].tensors.size(), 2u);
+  EXPECT_EQ(f->steps[0].tensors[0].name, "node1/gpu0");
+  EXPECT_EQ(f->steps[0].tensors[0].backend_ns, 500);
+  EXPECT_FALSE(f->steps[0].tensors[1].backend_ns.has_value());
+}
 
 TEST(ResultsReader, NullLatencyIsARecvThatNeverCompleted) {
   Json j = Json::parse(sample_text());

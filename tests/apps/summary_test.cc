@@ -49,6 +49,7 @@ TEST(Summary, AStepThatNeverFinishedIsLeftOutOfTheStepTimes) {
 TEST(Summary, ARealBackendReportsWallTime) {
   RunReport r = sample_report();
   r.backend = "verbs";
+  r.wall_time = true;
   const std::string s = summary_text(r);
   EXPECT_TRUE(contains(s, "wall time               1.23 ms (321 events)")) << s;
   EXPECT_FALSE(contains(s, "simulated time")) << s;

@@ -256,7 +256,9 @@ TEST_F(TensorwireCli, RunOnABroadcastScenarioChecksBytesAndWritesItsJson) {
   EXPECT_EQ(j.at("workload").at("kind"), "broadcast");
   EXPECT_EQ(j.at("workload").at("finished"), true);
   EXPECT_EQ(j.at("destinations").size(), 12u);
-  EXPECT_GT(j.at("peak_ib_bytes").get<uint64_t>(), 0u);
+  EXPECT_GT(j.at("protocol").at("peak_ib_bytes").get<uint64_t>(), 0u);
+  EXPECT_EQ(j.at("protocol").at("name"), "realm_collective_broadcast");
+  EXPECT_GT(j.at("transport").at("bytes_on_wire").get<uint64_t>(), 0u);
   EXPECT_GT(j.at("links").size(), 0u);
   const auto trace = nlohmann::json::parse(read_file(path("b.trace.json")));
   bool stage_track = false;
@@ -283,7 +285,7 @@ TEST_F(TensorwireCli, PlanWritesTheTransferGraphAsDot) {
 TEST_F(TensorwireCli, PlanOfAScenarioWithoutABroadcastIsBadInput) {
   const CliRun r = run("plan " + quoted(kQuickstart));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(contains(r.err, "has no broadcast workload")) << r.err;
+  EXPECT_TRUE(contains(r.err, "runs the point-to-point protocol 'tf_verbs_zero_copy'")) << r.err;
   EXPECT_EQ(run("plan").exit_code, 2);
 }
 
@@ -442,6 +444,29 @@ TEST_F(TensorwireCli, CompareSetsTwoRunsSideBySidePerStepAndTensor) {
   EXPECT_TRUE(contains(r.out, "\n  weights 0->1 ")) << r.out;
   EXPECT_TRUE(contains(r.out, " wall  2.000         0.500\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "steps: 3 in both, 0 only in A, 0 only in B")) << r.out;
+}
+
+// compare reads a broadcast's results too: the broadcast's finish, then each
+// destination's done time, matched by memory.
+TEST_F(TensorwireCli, CompareSetsTwoBroadcastsSideBySidePerDestination) {
+  const std::string a = path("a.json").string();
+  const std::string b = path("b.json").string();
+  ASSERT_EQ(run("run " + quoted(kBroadcastMixed) + " --timing-only --json " + quoted(a)).exit_code, 0);
+  // B: every destination done twice as late, one never done.
+  auto results = nlohmann::json::parse(read_file(a));
+  const std::string first = results["destinations"][0]["memory"];
+  for (auto& d : results["destinations"]) d["done_ns"] = 2 * d["done_ns"].get<int64_t>();
+  results["destinations"][1]["done_ns"] = -1;
+  std::ofstream(b) << results.dump(2);
+
+  const CliRun r = run("compare " + quoted(a) + " " + quoted(b));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "\nbroadcast ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "never finished in B")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n  " + first + " ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "never completed in B")) << r.out;
+  EXPECT_TRUE(contains(r.out, "2.000")) << r.out;
+  EXPECT_TRUE(contains(r.out, "tensors: 12 in both")) << r.out;
 }
 
 TEST_F(TensorwireCli, CompareHelpNamesBothFiles) {
