@@ -163,17 +163,9 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
   return check;
 }
 
-int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress) {
-  std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
-  if (!loaded) return kExitBadInput;
-  Scenario& scenario = *loaded;
-  if (!plant_bug(args.plant_bug, scenario)) {
-    const ProtocolDescriptor* owner = protocol_with_bug(args.plant_bug);
-    err << kErrorPrefix << "--plant-bug " << args.plant_bug << " is a bug of protocol \""
-        << (owner != nullptr ? owner->name() : "?") << "\", and '" << args.scenario_path
-        << "' runs \"" << scenario.protocol.name << "\"\n";
-    return kExitBadInput;
-  }
+namespace {
+
+model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scenario) {
   model::CheckOptions options;
   options.seed = args.has_seed ? args.seed : scenario.seed;
   options.max_schedules = args.max_schedules;
@@ -183,99 +175,126 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   options.strategy = args.strategy == "dfs"   ? model::CheckStrategy::kDfs
                      : args.strategy == "pct" ? model::CheckStrategy::kPct
                                               : model::CheckStrategy::kRandom;
+  return options;
+}
 
+// What a check found, and how its schedule file names the strategy.
+struct Finding {
   std::optional<model::Execution> failing;
-  std::string strategy_name = args.strategy;
-  if (!args.replay_path.empty()) {
-    Result<std::string> text = read_text_file(args.replay_path);
-    if (!text) {
-      err << kErrorPrefix << "--replay: " << text.status().message() << "\n";
-      return kExitBadInput;
-    }
-    Result<model::ScheduleFile> schedule = model::parse_schedule_file(*text, args.replay_path);
-    if (!schedule) {
-      err << kErrorPrefix << schedule.status().message() << "\n";
-      return kExitBadInput;
-    }
-    const uint64_t seed = args.has_seed ? args.seed : schedule->seed;
-    out << "tensorwire check " << args.scenario_path << " --replay " << args.replay_path
-        << " (seed " << seed << ", " << schedule->choices.size() << " choices)\n";
-    model::ReplayStrategy replay(schedule->choices);
-    NullTraceSink none;
-    options.faults = schedule->faults;
-    if (args.plant_bug == "none" && !plant_bug(schedule->planted_bug, scenario)) {
-      err << kErrorPrefix << args.replay_path << ": unknown planted_bug '" << schedule->planted_bug
-          << "'\n";
-      return kExitBadInput;
-    }
-    model::Execution e = model::run_execution(model::model_scenario(scenario), seed, replay, none,
-                                              nullptr, {options.faults, -1});
-    out << "replayed: " << model::check_outcome_name(e.outcome) << "\n";
-    for (const Problem& p : e.problems) out << "  " << problem_line(p) << "\n";
-    options.seed = seed;
-    strategy_name = "replay of " + schedule->strategy;
-    if (e.diverged) {
-      err << kErrorPrefix << "the schedule in " << args.replay_path
-          << " does not fit this execution: it is not the execution the file recorded\n";
-      return kExitBadInput;
-    }
-    if (e.outcome == model::CheckOutcome::kNothingFound) return kExitOk;
-    failing = std::move(e);
-  } else {
-    out << "tensorwire check " << args.scenario_path << " --strategy " << args.strategy
-        << " --seed " << options.seed << " --max-schedules " << options.max_schedules
-        << (args.plant_bug != "none" ? " --plant-bug " + args.plant_bug : std::string())
-        << (args.faults != "none" ? " --faults " + args.faults : std::string())
-        << (args.exact ? " --exact" : "") << "\n"
-        << std::flush;
-    const auto started = std::chrono::steady_clock::now();
-    model::CheckReport report;
-    {
-      report::ProgressBar bar(err, progress);
-      report = model::check(scenario, options,
-                            [&bar](uint64_t done, uint64_t total) { bar.update(done, total); });
-      bar.finish();
-    }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    out << "\nschedules       " << report::format_count(report.schedules)
-        << (report.exhausted ? (args.exact ? " (every order explored)"
-                                           : " (every order explored, up to the state abstraction)")
-                             : "")
-        << "\n"
-        << "distinct states " << report::format_count(report.distinct_states) << " ("
-        << report::format_count(static_cast<uint64_t>(seconds > 0 ? report.distinct_states / seconds : 0))
-        << " states/s, " << report::format_count(report.choice_points) << " choice points, "
-        << report::format_count(report.events) << " events)\n";
-    if (report.transitions.empty()) {
-      out << "invariants      the protocol's own (" << scenario.protocol.name << ")\n";
-    } else {
-      std::string lines = model::covered_transitions(report.transitions);
-      for (size_t at = lines.find('\n'); at != std::string::npos; at = lines.find('\n', at + 1)) {
-        lines.replace(at, 1, "\n                ");
-      }
-      out << "transitions     " << lines << "\n";
-    }
-    out << "outcome         " << model::check_outcome_name(report.outcome) << "\n";
-    if (!report.counterexample) return kExitOk;
-    failing = std::move(report.counterexample);
-    out << "failing schedule: " << report.schedules << " of this run\n";
-    for (const Problem& p : failing->problems) out << "  " << problem_line(p) << "\n";
-  }
+  std::string strategy_name;
+};
 
-  // Write the counterexample: the schedule, and a trace of re-running it.
+// Replays --replay's schedule. An exit code when there is nothing more to do
+// (bad input, or the replay found nothing); otherwise the failing execution.
+std::optional<int> replay_schedule(const CheckArgs& args, Scenario& scenario,
+                                   model::CheckOptions& options, Finding& finding,
+                                   std::ostream& out, std::ostream& err) {
+  Result<std::string> text = read_text_file(args.replay_path);
+  if (!text) {
+    err << kErrorPrefix << "--replay: " << text.status().message() << "\n";
+    return kExitBadInput;
+  }
+  Result<model::ScheduleFile> schedule = model::parse_schedule_file(*text, args.replay_path);
+  if (!schedule) {
+    err << kErrorPrefix << schedule.status().message() << "\n";
+    return kExitBadInput;
+  }
+  const uint64_t seed = args.has_seed ? args.seed : schedule->seed;
+  out << "tensorwire check " << args.scenario_path << " --replay " << args.replay_path
+      << " (seed " << seed << ", " << schedule->choices.size() << " choices)\n";
+  model::ReplayStrategy replay(schedule->choices);
+  NullTraceSink none;
+  options.faults = schedule->faults;
+  if (args.plant_bug == "none" && !plant_bug(schedule->planted_bug, scenario)) {
+    err << kErrorPrefix << args.replay_path << ": unknown planted_bug '" << schedule->planted_bug
+        << "'\n";
+    return kExitBadInput;
+  }
+  model::Execution e = model::run_execution(model::model_scenario(scenario), seed, replay, none,
+                                            nullptr, {options.faults, -1});
+  out << "replayed: " << model::check_outcome_name(e.outcome) << "\n";
+  for (const Problem& p : e.problems) out << "  " << problem_line(p) << "\n";
+  options.seed = seed;
+  finding.strategy_name = "replay of " + schedule->strategy;
+  if (e.diverged) {
+    err << kErrorPrefix << "the schedule in " << args.replay_path
+        << " does not fit this execution: it is not the execution the file recorded\n";
+    return kExitBadInput;
+  }
+  if (e.outcome == model::CheckOutcome::kNothingFound) return kExitOk;
+  finding.failing = std::move(e);
+  return std::nullopt;
+}
+
+void print_search_totals(const CheckArgs& args, const Scenario& scenario,
+                         const model::CheckReport& report, double seconds, std::ostream& out) {
+  out << "\nschedules       " << report::format_count(report.schedules)
+      << (report.exhausted ? (args.exact ? " (every order explored)"
+                                         : " (every order explored, up to the state abstraction)")
+                           : "")
+      << "\n"
+      << "distinct states " << report::format_count(report.distinct_states) << " ("
+      << report::format_count(static_cast<uint64_t>(seconds > 0 ? report.distinct_states / seconds : 0))
+      << " states/s, " << report::format_count(report.choice_points) << " choice points, "
+      << report::format_count(report.events) << " events)\n";
+  if (report.transitions.empty()) {
+    out << "invariants      the protocol's own (" << scenario.protocol.name << ")\n";
+  } else {
+    std::string lines = model::covered_transitions(report.transitions);
+    for (size_t at = lines.find('\n'); at != std::string::npos; at = lines.find('\n', at + 1)) {
+      lines.replace(at, 1, "\n                ");
+    }
+    out << "transitions     " << lines << "\n";
+  }
+  out << "outcome         " << model::check_outcome_name(report.outcome) << "\n";
+}
+
+// Searches with the strategy. An exit code when nothing was found; otherwise
+// the counterexample.
+std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
+                          const model::CheckOptions& options, bool progress, Finding& finding,
+                          std::ostream& out, std::ostream& err) {
+  out << "tensorwire check " << args.scenario_path << " --strategy " << args.strategy
+      << " --seed " << options.seed << " --max-schedules " << options.max_schedules
+      << (args.plant_bug != "none" ? " --plant-bug " + args.plant_bug : std::string())
+      << (args.faults != "none" ? " --faults " + args.faults : std::string())
+      << (args.exact ? " --exact" : "") << "\n"
+      << std::flush;
+  const auto started = std::chrono::steady_clock::now();
+  model::CheckReport report;
+  {
+    report::ProgressBar bar(err, progress);
+    report = model::check(scenario, options,
+                          [&bar](uint64_t done, uint64_t total) { bar.update(done, total); });
+    bar.finish();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  print_search_totals(args, scenario, report, seconds, out);
+  if (!report.counterexample) return kExitOk;
+  finding.failing = std::move(report.counterexample);
+  out << "failing schedule: " << report.schedules << " of this run\n";
+  for (const Problem& p : finding.failing->problems) out << "  " << problem_line(p) << "\n";
+  return std::nullopt;
+}
+
+// Writes the counterexample: the schedule, and a trace of re-running it.
+int write_counterexample(const CheckArgs& args, const Scenario& scenario,
+                         const model::CheckOptions& options, const Finding& finding,
+                         std::ostream& out, std::ostream& err) {
+  const model::Execution& failing = *finding.failing;
   model::ScheduleFile file;
   file.scenario = args.scenario_path;
   file.seed = options.seed;
-  file.strategy = strategy_name;
-  file.outcome = model::check_outcome_name(failing->outcome);
+  file.strategy = finding.strategy_name;
+  file.outcome = model::check_outcome_name(failing.outcome);
   file.faults = options.faults;
   file.planted_bug = scenario.protocol.descriptor().planted_bug(scenario.protocol.options);
-  file.choices = failing->choices;
+  file.choices = failing.choices;
   report::ChromeTraceWriter chrome;
   TextTraceSink text;
   TeeTraceSink both(chrome, text);
-  model::ReplayStrategy replay(failing->choices);
+  model::ReplayStrategy replay(failing.choices);
   model::run_execution(model::model_scenario(scenario), options.seed, replay, both, nullptr,
                        {options.faults, -1});
   // Never overwrite the schedule being replayed.
@@ -293,13 +312,37 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
       // The violation stands; keep the schedule where the user can see it.
       err << kErrorPrefix << st.message() << "; the schedule follows on stdout\n";
       out << model::schedule_file_text(file);
-      return exit_code_of(failing->outcome);
+      return exit_code_of(failing.outcome);
     }
   }
   out << "counterexample: " << prefix << ".schedule (replay: tensorwire check "
       << args.scenario_path << " --replay " << prefix << ".schedule), " << prefix
       << ".steps.txt, " << prefix << ".trace.json\n";
-  return exit_code_of(failing->outcome);
+  return exit_code_of(failing.outcome);
+}
+
+}  // namespace
+
+int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress) {
+  std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
+  if (!loaded) return kExitBadInput;
+  Scenario& scenario = *loaded;
+  if (!plant_bug(args.plant_bug, scenario)) {
+    const ProtocolDescriptor* owner = protocol_with_bug(args.plant_bug);
+    err << kErrorPrefix << "--plant-bug " << args.plant_bug << " is a bug of protocol \""
+        << (owner != nullptr ? owner->name() : "?") << "\", and '" << args.scenario_path
+        << "' runs \"" << scenario.protocol.name << "\"\n";
+    return kExitBadInput;
+  }
+  model::CheckOptions options = check_options_of(args, scenario);
+  Finding finding;
+  finding.strategy_name = args.strategy;
+  const std::optional<int> done =
+      args.replay_path.empty()
+          ? search(args, scenario, options, progress, finding, out, err)
+          : replay_schedule(args, scenario, options, finding, out, err);
+  if (done) return *done;
+  return write_counterexample(args, scenario, options, finding, out, err);
 }
 
 }  // namespace tensorwire::app

@@ -132,6 +132,72 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
   return run;
 }
 
+namespace {
+
+// --trace and --json, opened before the run so that a bad path fails fast.
+struct RunOutputs {
+  std::optional<OutputFile> trace_file;
+  std::optional<OutputFile> json_file;
+};
+
+bool open_output(const std::string& file_path, const char* flag, std::optional<OutputFile>& file,
+                 std::ostream& err) {
+  if (file_path.empty()) return true;
+  Result<OutputFile> opened = OutputFile::open(file_path, flag);
+  if (!opened.is_ok()) {
+    err << kErrorPrefix << opened.status().message() << "\n";
+    return false;
+  }
+  file.emplace(std::move(opened).value());
+  return true;
+}
+
+std::optional<RunOutputs> open_run_outputs(const RunArgs& args, std::ostream& err) {
+  if (!args.trace_path.empty() && !args.json_path.empty() &&
+      same_file_path(args.trace_path, args.json_path)) {
+    err << kErrorPrefix << "--trace and --json name the same file '" << args.trace_path << "'\n";
+    return std::nullopt;
+  }
+  RunOutputs outputs;
+  if (!open_output(args.trace_path, "--trace", outputs.trace_file, err) ||
+      !open_output(args.json_path, "--json", outputs.json_file, err)) {
+    return std::nullopt;
+  }
+  return outputs;
+}
+
+// Writes what the run produced; the exit code becomes bad input when a write fails.
+int write_run_outputs(const RunArgs& args, RunOutputs& outputs, const RunReport& result,
+                      const report::ChromeTraceWriter& chrome_trace, std::ostream& out,
+                      std::ostream& err) {
+  int code = result.passed() ? kExitOk : kExitCheckFailed;
+  if (outputs.json_file) {
+    Status st = outputs.json_file->write_and_close(report::results_json_text(result));
+    if (!st.is_ok()) {
+      err << kErrorPrefix << st.message() << "\n";
+      code = kExitBadInput;
+    } else {
+      out << "results JSON: " << args.json_path << "\n";
+    }
+  }
+  if (outputs.trace_file) {
+    const std::string text = chrome_trace.to_json();
+    Status st = outputs.trace_file->write_and_close(text);
+    if (!st.is_ok()) {
+      err << kErrorPrefix << st.message() << "\n";
+      code = kExitBadInput;
+    } else {
+      out << "trace: " << args.trace_path << " ("
+          << report::format_count(chrome_trace.event_count()) << " events on "
+          << chrome_trace.track_count() << " tracks, hash "
+          << report::format_hash(report::fnv1a_64(text)) << ")\n";
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
 int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool progress) {
   if (args.backend == "verbs") return verbs_run_command(args, out, err);
   if (args.backend != "sim") {
@@ -147,30 +213,8 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
   std::optional<Scenario> loaded = load_scenario_argument(path, err);
   if (!loaded) return kExitBadInput;
   Scenario& scenario = *loaded;
-
-  if (!args.trace_path.empty() && !args.json_path.empty() &&
-      same_file_path(args.trace_path, args.json_path)) {
-    err << kErrorPrefix << "--trace and --json name the same file '" << args.trace_path << "'\n";
-    return kExitBadInput;
-  }
-  std::optional<OutputFile> trace_file;
-  std::optional<OutputFile> json_file;
-  const auto open_output = [&err](const std::string& file_path, const char* flag,
-                                  std::optional<OutputFile>& file) {
-    if (file_path.empty()) return true;
-    Result<OutputFile> opened = OutputFile::open(file_path, flag);
-    if (!opened.is_ok()) {
-      err << kErrorPrefix << opened.status().message() << "\n";
-      return false;
-    }
-    file.emplace(std::move(opened).value());
-    return true;
-  };
-  if (!open_output(args.trace_path, "--trace", trace_file) ||
-      !open_output(args.json_path, "--json", json_file)) {
-    return kExitBadInput;
-  }
-
+  std::optional<RunOutputs> outputs = open_run_outputs(args, err);
+  if (!outputs) return kExitBadInput;
   SimulationOptions options;
   options.timing_only = args.timing_only;
   options.has_seed = args.has_seed;
@@ -185,7 +229,7 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
 
   report::ChromeTraceWriter chrome_trace;
   NullTraceSink null_trace;
-  TraceSink& trace = trace_file ? static_cast<TraceSink&>(chrome_trace) : null_trace;
+  TraceSink& trace = outputs->trace_file ? static_cast<TraceSink&>(chrome_trace) : null_trace;
   chrome_trace.set_metadata("tool", "tensorwire");
   chrome_trace.set_metadata("scenario", scenario.name);
   chrome_trace.set_metadata("scenario_path", path);
@@ -200,32 +244,8 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
     bar.finish();
   }
   out << "\n" << report::summary_text(result);
-  const std::string json_text = json_file ? report::results_json_text(result) : std::string();
 
-  int code = result.passed() ? kExitOk : kExitCheckFailed;
-  if (json_file) {
-    Status st = json_file->write_and_close(json_text);
-    if (!st.is_ok()) {
-      err << kErrorPrefix << st.message() << "\n";
-      code = kExitBadInput;
-    } else {
-      out << "results JSON: " << args.json_path << "\n";
-    }
-  }
-  if (trace_file) {
-    const std::string text = chrome_trace.to_json();
-    Status st = trace_file->write_and_close(text);
-    if (!st.is_ok()) {
-      err << kErrorPrefix << st.message() << "\n";
-      code = kExitBadInput;
-    } else {
-      out << "trace: " << args.trace_path << " ("
-          << report::format_count(chrome_trace.event_count()) << " events on "
-          << chrome_trace.track_count() << " tracks, hash "
-          << report::format_hash(report::fnv1a_64(text)) << ")\n";
-    }
-  }
-  return code;
+  return write_run_outputs(args, *outputs, result, chrome_trace, out, err);
 }
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args) {
