@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "backend_verbs/verbs_call_error.h"
+#include "launch/system_call_error.h"
 
 namespace tensorwire::verbs {
 namespace {
@@ -46,7 +46,7 @@ std::string address_of(const sockaddr* addr) {
   if (addr == nullptr || addr->sa_family != AF_INET) return "an unknown address";
   sockaddr_in in{};
   std::memcpy(&in, addr, sizeof in);
-  return Ipv4Endpoint::from_sockaddr(in).to_string();
+  return launch::Ipv4Endpoint::from_sockaddr(in).to_string();
 }
 
 // IB CM reject reasons worth a word (the rest are reported by number).
@@ -60,9 +60,9 @@ std::string reject_reason(int status) {
 
 Status set_nonblocking(int fd, const std::string& what) {
   const int flags = fcntl(fd, F_GETFL, 0);
-  if (flags < 0) return call_failed("fcntl(F_GETFL, " + what + ")", errno);
+  if (flags < 0) return launch::call_failed("fcntl(F_GETFL, " + what + ")", errno);
   if (fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return call_failed("fcntl(F_SETFL O_NONBLOCK, " + what + ")", errno);
+    return launch::call_failed("fcntl(F_SETFL O_NONBLOCK, " + what + ")", errno);
   }
   return {};
 }
@@ -84,18 +84,18 @@ struct RdmaCmMesh::EventCopy {
   std::string describe() const {
     std::string text = rdma_event_str(type);
     if (type == RDMA_CM_EVENT_REJECTED) return text + ": " + reject_reason(status);
-    if (status < 0) return text + ": " + errno_text(-status);
+    if (status < 0) return text + ": " + launch::errno_text(-status);
     if (status > 0) return text + " (status " + std::to_string(status) + ")";
     return text;
   }
 };
 
-Result<std::unique_ptr<RdmaCmMesh>> RdmaCmMesh::bind(const Ipv4Endpoint& local, RankId rank,
+Result<std::unique_ptr<RdmaCmMesh>> RdmaCmMesh::bind(const launch::Ipv4Endpoint& local, RankId rank,
                                                      uint32_t world_size) {
   std::unique_ptr<RdmaCmMesh> mesh(new RdmaCmMesh(rank, world_size));
   mesh->channel_ = rdma_create_event_channel();
   if (mesh->channel_ == nullptr) {
-    Status st = call_failed(StatusCode::kUnavailable, "rdma_create_event_channel", errno);
+    Status st = launch::call_failed(StatusCode::kUnavailable, "rdma_create_event_channel", errno);
     return Status(st.code(),
                   st.message() + " (is /dev/infiniband/rdma_cm there? rdma_ucm loaded?)");
   }
@@ -105,11 +105,11 @@ Result<std::unique_ptr<RdmaCmMesh>> RdmaCmMesh::bind(const Ipv4Endpoint& local, 
   }
   if (rdma_create_id(mesh->channel_, &mesh->listener_, nullptr, RDMA_PS_TCP) != 0) {
     mesh->listener_ = nullptr;
-    return call_failed("rdma_create_id(listener of rank " + std::to_string(rank) + ")", errno);
+    return launch::call_failed("rdma_create_id(listener of rank " + std::to_string(rank) + ")", errno);
   }
   sockaddr_in addr = local.to_sockaddr();
   if (rdma_bind_addr(mesh->listener_, reinterpret_cast<sockaddr*>(&addr)) != 0) {
-    return call_failed("rdma_bind_addr(" + local.to_string() + ")", errno);
+    return launch::call_failed("rdma_bind_addr(" + local.to_string() + ")", errno);
   }
   mesh->local_ = local;
   mesh->local_.port = ntohs(rdma_get_src_port(mesh->listener_));
@@ -119,7 +119,7 @@ Result<std::unique_ptr<RdmaCmMesh>> RdmaCmMesh::bind(const Ipv4Endpoint& local, 
 RdmaCmMesh::~RdmaCmMesh() {
   close_peers();
   if (listener_ != nullptr && rdma_destroy_id(listener_) != 0) {
-    report_teardown_failure("rdma_destroy_id(listener " + local_.to_string() + ")", errno);
+    launch::report_teardown_failure("rdma_destroy_id(listener " + local_.to_string() + ")", errno);
   }
   if (channel_ != nullptr) rdma_destroy_event_channel(channel_);
 }
@@ -128,7 +128,7 @@ Status RdmaCmMesh::listen() {
   // Every higher rank may ask at once.
   const int backlog = static_cast<int>(std::max<uint32_t>(world_size_, 1));
   if (rdma_listen(listener_, backlog) != 0) {
-    return call_failed("rdma_listen(" + local_.to_string() + ")", errno);
+    return launch::call_failed("rdma_listen(" + local_.to_string() + ")", errno);
   }
   return {};
 }
@@ -139,7 +139,7 @@ std::string RdmaCmMesh::link_name(const Link& link) const {
   return name;
 }
 
-Status RdmaCmMesh::connect_all(const std::vector<Ipv4Endpoint>& peers, const VerbsDevice& device,
+Status RdmaCmMesh::connect_all(const std::vector<launch::Ipv4Endpoint>& peers, const VerbsDevice& device,
                                const QpShape& shape, const MeshOptions& options) {
   if (peers.size() != world_size_) {
     return Status(StatusCode::kInvalidArgument, "rdma_cm: " + std::to_string(peers.size()) +
@@ -154,7 +154,7 @@ Status RdmaCmMesh::connect_all(const std::vector<Ipv4Endpoint>& peers, const Ver
   shape_ = shape;
   options_ = options;
   links_.resize(world_size_);
-  const Deadline start = SteadyClock::now();
+  const launch::Deadline start = launch::SteadyClock::now();
   for (RankId r = 0; r < world_size_; ++r) {
     Link& link = links_[r];
     link.peer = r;
@@ -164,14 +164,14 @@ Status RdmaCmMesh::connect_all(const std::vector<Ipv4Endpoint>& peers, const Ver
                                  : LinkState::kAwaitingRequest;
     link.retry_at = start;
   }
-  const Deadline deadline = start + options.timeout;
+  const launch::Deadline deadline = start + options.timeout;
 
   Status result;
   for (;;) {
     const bool all = std::all_of(links_.begin(), links_.end(),
                                  [](const Link& l) { return l.state == LinkState::kEstablished; });
     if (all) break;
-    const Deadline now = SteadyClock::now();
+    const launch::Deadline now = launch::SteadyClock::now();
     if (now >= deadline) {
       result = Status(StatusCode::kUnavailable,
                       "rdma_cm: rank " + std::to_string(rank_) + " timed out after " +
@@ -179,7 +179,7 @@ Status RdmaCmMesh::connect_all(const std::vector<Ipv4Endpoint>& peers, const Ver
                           pending_summary());
       break;
     }
-    Deadline wake = deadline;
+    launch::Deadline wake = deadline;
     for (Link& link : links_) {
       if (!link.outgoing || link.state != LinkState::kIdle) continue;
       if (link.retry_at <= now) {
@@ -191,8 +191,8 @@ Status RdmaCmMesh::connect_all(const std::vector<Ipv4Endpoint>& peers, const Ver
     }
     if (!result.is_ok()) break;
     pollfd p{channel_->fd, POLLIN, 0};
-    if (poll(&p, 1, milliseconds_until(wake)) < 0 && errno != EINTR) {
-      result = call_failed("poll(rdma_cm event channel)", errno);
+    if (poll(&p, 1, launch::milliseconds_until(wake)) < 0 && errno != EINTR) {
+      result = launch::call_failed("poll(rdma_cm event channel)", errno);
       break;
     }
     for (;;) {
@@ -215,7 +215,7 @@ Status RdmaCmMesh::next_event(EventCopy* copy, bool* got) {
   rdma_cm_event* event = nullptr;
   if (rdma_get_cm_event(channel_, &event) != 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return {};
-    return call_failed("rdma_get_cm_event", errno);
+    return launch::call_failed("rdma_get_cm_event", errno);
   }
   copy->type = event->event;
   copy->status = event->status;
@@ -230,15 +230,15 @@ Status RdmaCmMesh::next_event(EventCopy* copy, bool* got) {
     copy->initiator_depth = conn.initiator_depth;
     copy->responder_resources = conn.responder_resources;
   }
-  if (rdma_ack_cm_event(event) != 0) return call_failed("rdma_ack_cm_event", errno);
+  if (rdma_ack_cm_event(event) != 0) return launch::call_failed("rdma_ack_cm_event", errno);
   *got = true;
   return {};
 }
 
-Status RdmaCmMesh::start_outgoing(Link& link, const Ipv4Endpoint& to) {
+Status RdmaCmMesh::start_outgoing(Link& link, const launch::Ipv4Endpoint& to) {
   rdma_cm_id* id = nullptr;
   if (rdma_create_id(channel_, &id, &link, RDMA_PS_TCP) != 0) {
-    return call_failed("rdma_create_id(to " + link_name(link) + ")", errno);
+    return launch::call_failed("rdma_create_id(to " + link_name(link) + ")", errno);
   }
   link.id = id;
   link.state = LinkState::kResolvingAddress;
@@ -248,7 +248,7 @@ Status RdmaCmMesh::start_outgoing(Link& link, const Ipv4Endpoint& to) {
   sockaddr_in dst = to.to_sockaddr();
   if (rdma_resolve_addr(id, reinterpret_cast<sockaddr*>(&src), reinterpret_cast<sockaddr*>(&dst),
                         kResolveTimeoutMs) != 0) {
-    retry_later(link, call_failed("rdma_resolve_addr(" + to.to_string() + ")", errno).message());
+    retry_later(link, launch::call_failed("rdma_resolve_addr(" + to.to_string() + ")", errno).message());
   }
   return {};
 }
@@ -270,7 +270,7 @@ Status RdmaCmMesh::create_qp(Link& link, rdma_cm_id* id) {
                            ", " + std::to_string(shape_.send_queue_depth) + " send / " +
                            std::to_string(shape_.recv_queue_depth) + " receive work requests)";
   if (rdma_create_qp(id, device_->protection_domain(), &attr) != 0) {
-    return call_failed(what, errno);
+    return launch::call_failed(what, errno);
   }
   if (attr.cap.max_send_wr < shape_.send_queue_depth ||
       attr.cap.max_recv_wr < shape_.recv_queue_depth) {
@@ -286,7 +286,7 @@ void RdmaCmMesh::destroy_link_id(Link& link) {
   if (link.id == nullptr) return;
   if (link.id->qp != nullptr) rdma_destroy_qp(link.id);
   if (rdma_destroy_id(link.id) != 0) {
-    report_teardown_failure("rdma_destroy_id(to " + link_name(link) + ")", errno);
+    launch::report_teardown_failure("rdma_destroy_id(to " + link_name(link) + ")", errno);
   }
   link.id = nullptr;
 }
@@ -296,7 +296,7 @@ void RdmaCmMesh::retry_later(Link& link, const std::string& why) {
   link.state = LinkState::kIdle;
   link.last_error = why;
   link.attempts += 1;
-  link.retry_at = SteadyClock::now() + kRetryDelay;
+  link.retry_at = launch::SteadyClock::now() + kRetryDelay;
 }
 
 namespace {
@@ -336,7 +336,7 @@ Status RdmaCmMesh::handle_setup_event(const EventCopy& event) {
       }
       if (Status st = create_qp(*link, event.id); !st.is_ok()) return st;
       if (rdma_resolve_route(event.id, kResolveTimeoutMs) != 0) {
-        retry_later(*link, call_failed("rdma_resolve_route", errno).message());
+        retry_later(*link, launch::call_failed("rdma_resolve_route", errno).message());
         return {};
       }
       link->state = LinkState::kResolvingRoute;
@@ -348,7 +348,7 @@ Status RdmaCmMesh::handle_setup_event(const EventCopy& event) {
       param.private_data = hello.data();
       param.private_data_len = static_cast<uint8_t>(hello.size());
       if (rdma_connect(event.id, &param) != 0) {
-        retry_later(*link, call_failed("rdma_connect", errno).message());
+        retry_later(*link, launch::call_failed("rdma_connect", errno).message());
         return {};
       }
       link->state = LinkState::kConnecting;
@@ -387,10 +387,10 @@ Status RdmaCmMesh::handle_connect_request(const EventCopy& event) {
   const std::string from = address_of(rdma_get_peer_addr(id));
   auto refuse = [&](StatusCode code, const std::string& why) {
     if (rdma_reject(id, nullptr, 0) != 0) {
-      report_teardown_failure("rdma_reject(request from " + from + ")", errno);
+      launch::report_teardown_failure("rdma_reject(request from " + from + ")", errno);
     }
     if (rdma_destroy_id(id) != 0) {
-      report_teardown_failure("rdma_destroy_id(request from " + from + ")", errno);
+      launch::report_teardown_failure("rdma_destroy_id(request from " + from + ")", errno);
     }
     return Status(code, "rdma_cm: rank " + std::to_string(rank_) +
                             " refused a connection request from " + from + ": " + why);
@@ -440,7 +440,7 @@ Status RdmaCmMesh::handle_connect_request(const EventCopy& event) {
   param.responder_resources = std::min(param.responder_resources, event.initiator_depth);
   param.initiator_depth = std::min(param.initiator_depth, event.responder_resources);
   if (rdma_accept(id, &param) != 0) {
-    link.last_error = call_failed("rdma_accept", errno).message();
+    link.last_error = launch::call_failed("rdma_accept", errno).message();
     destroy_link_id(link);
     link.state = LinkState::kAwaitingRequest;
     return {};

@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "backend_verbs/bounded_socket_io.h"
-#include "backend_verbs/ipv4_endpoint.h"
+#include "launch/bounded_socket_io.h"
+#include "launch/ipv4_endpoint.h"
 #include "backend_verbs/verbs_device.h"
 #include "core/nic.h"
 #include "core/status.h"
@@ -59,7 +59,7 @@ class RdmaCmMesh {
  public:
   // Creates the event channel and a listener bound to `local`. The listener's
   // context() is the device that owns that address (null when none does).
-  static Result<std::unique_ptr<RdmaCmMesh>> bind(const Ipv4Endpoint& local, RankId rank,
+  static Result<std::unique_ptr<RdmaCmMesh>> bind(const launch::Ipv4Endpoint& local, RankId rank,
                                                   uint32_t world_size);
   ~RdmaCmMesh();
   RdmaCmMesh(const RdmaCmMesh&) = delete;
@@ -67,14 +67,14 @@ class RdmaCmMesh {
 
   ibv_context* context() const { return listener_->verbs; }
   // The address peers connect to ("A.B.C.D:PORT" with the port bound).
-  Ipv4Endpoint endpoint() const { return local_; }
+  launch::Ipv4Endpoint endpoint() const { return local_; }
 
   Status listen();
 
   // Connects a queue pair to every other rank; `peers[r]` is rank r's
   // endpoint (this rank's own entry is ignored). On failure every queue pair
   // made so far is destroyed again.
-  Status connect_all(const std::vector<Ipv4Endpoint>& peers, const VerbsDevice& device,
+  Status connect_all(const std::vector<launch::Ipv4Endpoint>& peers, const VerbsDevice& device,
                      const QpShape& shape, const MeshOptions& options);
 
   ibv_qp* qp_to(RankId peer) const;
@@ -107,13 +107,13 @@ class RdmaCmMesh {
     rdma_cm_id* id = nullptr;
     uint32_t max_inline_data = 0;
     uint32_t attempts = 0;
-    Deadline retry_at{};
+    launch::Deadline retry_at{};
     std::string last_error;
   };
   struct EventCopy;
 
   RdmaCmMesh(RankId rank, uint32_t world_size) : rank_(rank), world_size_(world_size) {}
-  Status start_outgoing(Link& link, const Ipv4Endpoint& to);
+  Status start_outgoing(Link& link, const launch::Ipv4Endpoint& to);
   Status handle_setup_event(const EventCopy& event);
   Status handle_connect_request(const EventCopy& event);
   Status create_qp(Link& link, rdma_cm_id* id);
@@ -125,11 +125,11 @@ class RdmaCmMesh {
 
   RankId rank_;
   uint32_t world_size_;
-  Ipv4Endpoint local_;
+  launch::Ipv4Endpoint local_;
   rdma_event_channel* channel_ = nullptr;
   rdma_cm_id* listener_ = nullptr;
   std::vector<Link> links_;  // index = peer rank; sized once (cm_ids point into it)
-  std::vector<Ipv4Endpoint> peers_;
+  std::vector<launch::Ipv4Endpoint> peers_;
   // Set for the duration of connect_all.
   const VerbsDevice* device_ = nullptr;
   QpShape shape_;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "backend_verbs/verbs_call_error.h"
+#include "launch/system_call_error.h"
 
 namespace tensorwire::verbs {
 namespace {
@@ -23,9 +23,9 @@ std::string joined(const std::vector<std::string>& names) {
 
 Status set_nonblocking(int fd, const std::string& what) {
   const int flags = fcntl(fd, F_GETFL, 0);
-  if (flags < 0) return call_failed("fcntl(F_GETFL, " + what + ")", errno);
+  if (flags < 0) return launch::call_failed("fcntl(F_GETFL, " + what + ")", errno);
   if (fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return call_failed("fcntl(F_SETFL O_NONBLOCK, " + what + ")", errno);
+    return launch::call_failed("fcntl(F_SETFL O_NONBLOCK, " + what + ")", errno);
   }
   return {};
 }
@@ -44,7 +44,7 @@ Status get_device_list(DeviceList* list) {
   list->devices = ibv_get_device_list(&list->count);
   if (list->devices == nullptr) {
     const int error = errno != 0 ? errno : ENODEV;
-    Status st = call_failed(StatusCode::kUnavailable, "ibv_get_device_list", error);
+    Status st = launch::call_failed(StatusCode::kUnavailable, "ibv_get_device_list", error);
     if (error == ENOSYS) {
       return Status(st.code(), st.message() + " (this kernel has no RDMA support)");
     }
@@ -64,7 +64,7 @@ Result<ibv_context*> open_named_device(std::string_view name) {
     if (names.back() != name) continue;
     ibv_context* context = ibv_open_device(list.devices[i]);
     if (context == nullptr) {
-      return call_failed(StatusCode::kUnavailable, "ibv_open_device(" + names.back() + ")", errno);
+      return launch::call_failed(StatusCode::kUnavailable, "ibv_open_device(" + names.back() + ")", errno);
     }
     return context;
   }
@@ -86,7 +86,7 @@ Status VerbsDevice::check_openable(std::string_view name) {
   Result<ibv_context*> context = open_named_device(name);
   if (!context) return context.status();
   if (const int rc = ibv_close_device(*context); rc != 0) {
-    return call_failed("ibv_close_device(" + std::string(name) + ")", errno);
+    return launch::call_failed("ibv_close_device(" + std::string(name) + ")", errno);
   }
   return {};
 }
@@ -118,7 +118,7 @@ Status VerbsDevice::create_resources(ibv_context* context, const VerbsDeviceOpti
   context_ = context;
   ibv_device_attr attr{};
   if (const int rc = ibv_query_device(context_, &attr); rc != 0) {
-    return call_failed("ibv_query_device(" + name_ + ")", rc);
+    return launch::call_failed("ibv_query_device(" + name_ + ")", rc);
   }
   limits_.max_qp_wr = static_cast<uint32_t>(std::max(attr.max_qp_wr, 0));
   limits_.max_cqe = static_cast<uint32_t>(std::max(attr.max_cqe, 0));
@@ -127,11 +127,11 @@ Status VerbsDevice::create_resources(ibv_context* context, const VerbsDeviceOpti
   limits_.max_mr_size = attr.max_mr_size;
 
   pd_ = ibv_alloc_pd(context_);
-  if (pd_ == nullptr) return call_failed("ibv_alloc_pd(" + name_ + ")", errno);
+  if (pd_ == nullptr) return launch::call_failed("ibv_alloc_pd(" + name_ + ")", errno);
 
   if (options.use_completion_channel) {
     channel_ = ibv_create_comp_channel(context_);
-    if (channel_ == nullptr) return call_failed("ibv_create_comp_channel(" + name_ + ")", errno);
+    if (channel_ == nullptr) return launch::call_failed("ibv_create_comp_channel(" + name_ + ")", errno);
     // poll() decides when to wait; ibv_get_cq_event must never block after it.
     if (Status st = set_nonblocking(channel_->fd, "completion channel of " + name_); !st.is_ok()) {
       return st;
@@ -142,7 +142,7 @@ Status VerbsDevice::create_resources(ibv_context* context, const VerbsDeviceOpti
   const uint32_t entries = limits_.max_cqe > 0 ? std::min(wanted, limits_.max_cqe) : wanted;
   cq_ = ibv_create_cq(context_, static_cast<int>(entries), nullptr, channel_, 0);
   if (cq_ == nullptr) {
-    return call_failed("ibv_create_cq(" + name_ + ", " + std::to_string(entries) + " entries)",
+    return launch::call_failed("ibv_create_cq(" + name_ + ", " + std::to_string(entries) + " entries)",
                        errno);
   }
 
@@ -172,12 +172,12 @@ Status VerbsDevice::probe_max_inline_data(uint32_t wanted) {
       // A provider may round up; the option caps what is used.
       limits_.max_inline_data = std::min(attr.cap.max_inline_data, wanted);
       if (const int rc = ibv_destroy_qp(qp); rc != 0) {
-        return call_failed("ibv_destroy_qp(" + name_ + ", inline probe)", rc);
+        return launch::call_failed("ibv_destroy_qp(" + name_ + ", inline probe)", rc);
       }
       return {};
     }
     if (ask == 0) {
-      return call_failed("ibv_create_qp(" + name_ + ", RC queue pair probing max_inline_data)",
+      return launch::call_failed("ibv_create_qp(" + name_ + ", RC queue pair probing max_inline_data)",
                          errno);
     }
   }
@@ -193,7 +193,7 @@ Status VerbsDevice::arm_completion_queue() {
                   "arm_completion_queue: " + name_ + " was set up without a completion channel");
   }
   if (const int rc = ibv_req_notify_cq(cq_, 0); rc != 0) {
-    return call_failed("ibv_req_notify_cq(" + name_ + ")", rc);
+    return launch::call_failed("ibv_req_notify_cq(" + name_ + ")", rc);
   }
   return {};
 }
@@ -213,7 +213,7 @@ Status VerbsDevice::wait_for_completion_event(int timeout_ms, std::span<const in
   const int n = poll(fds.data(), fds.size(), std::max(timeout_ms, 0));
   if (n < 0) {
     if (errno == EINTR) return {};
-    return call_failed("poll(completion channel of " + name_ + ")", errno);
+    return launch::call_failed("poll(completion channel of " + name_ + ")", errno);
   }
   if (n == 0) return {};
   // Readable, closed or in error: the caller's own read will tell which.
@@ -230,7 +230,7 @@ Status VerbsDevice::wait_for_completion_event(int timeout_ms, std::span<const in
   void* cq_context = nullptr;
   if (ibv_get_cq_event(channel_, &cq, &cq_context) != 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return {};
-    return call_failed("ibv_get_cq_event(" + name_ + ")", errno);
+    return launch::call_failed("ibv_get_cq_event(" + name_ + ")", errno);
   }
   // Acknowledged at once: ibv_destroy_cq waits for every event it reported.
   ibv_ack_cq_events(cq, 1);
@@ -243,7 +243,7 @@ Status VerbsDevice::drain_async_events(const std::function<void(const ibv_async_
     ibv_async_event event{};
     if (ibv_get_async_event(context_, &event) != 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return {};
-      return call_failed("ibv_get_async_event(" + name_ + ")", errno);
+      return launch::call_failed("ibv_get_async_event(" + name_ + ")", errno);
     }
     handler(event);
     ibv_ack_async_event(&event);
@@ -253,22 +253,22 @@ Status VerbsDevice::drain_async_events(const std::function<void(const ibv_async_
 VerbsDevice::~VerbsDevice() {
   if (cq_ != nullptr) {
     if (const int rc = ibv_destroy_cq(cq_); rc != 0) {
-      report_teardown_failure("ibv_destroy_cq(" + name_ + ")", rc);
+      launch::report_teardown_failure("ibv_destroy_cq(" + name_ + ")", rc);
     }
   }
   if (channel_ != nullptr) {
     if (const int rc = ibv_destroy_comp_channel(channel_); rc != 0) {
-      report_teardown_failure("ibv_destroy_comp_channel(" + name_ + ")", rc);
+      launch::report_teardown_failure("ibv_destroy_comp_channel(" + name_ + ")", rc);
     }
   }
   if (pd_ != nullptr) {
     if (const int rc = ibv_dealloc_pd(pd_); rc != 0) {
-      report_teardown_failure("ibv_dealloc_pd(" + name_ + ")", rc);
+      launch::report_teardown_failure("ibv_dealloc_pd(" + name_ + ")", rc);
     }
   }
   if (owns_context_ && context_ != nullptr) {
     if (ibv_close_device(context_) != 0) {
-      report_teardown_failure("ibv_close_device(" + name_ + ")", errno);
+      launch::report_teardown_failure("ibv_close_device(" + name_ + ")", errno);
     }
   }
 }

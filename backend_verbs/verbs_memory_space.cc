@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backend_verbs/cuda_memory.h"
-#include "backend_verbs/verbs_call_error.h"
+#include "launch/system_call_error.h"
 
 namespace tensorwire::verbs {
 namespace {
@@ -59,7 +59,7 @@ Result<Buffer> VerbsMemorySpace::allocate(MemoryKind kind, uint32_t device, uint
   void* data = nullptr;
   const int rc = posix_memalign(&data, page_bytes_, rounded);
   if (rc != 0) {
-    return call_failed(StatusCode::kOutOfMemory,
+    return launch::call_failed(StatusCode::kOutOfMemory,
                        "posix_memalign(" + std::to_string(rounded) + " bytes, " +
                            memory_kind_name(kind) + ")",
                        rc);

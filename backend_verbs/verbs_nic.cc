@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "backend_verbs/cuda_memory.h"
-#include "backend_verbs/verbs_call_error.h"
+#include "launch/system_call_error.h"
 #include "backend_verbs/verbs_translation.h"
 
 namespace tensorwire::verbs {
@@ -68,7 +68,7 @@ VerbsNic::~VerbsNic() {
   for (auto& [lkey, registered] : regions_) {
     if (registered.mr == nullptr) continue;
     if (const int rc = ibv_dereg_mr(registered.mr); rc != 0) {
-      report_teardown_failure("ibv_dereg_mr(" + device_->name() + ", lkey " + hex(lkey) + ")", rc);
+      launch::report_teardown_failure("ibv_dereg_mr(" + device_->name() + ", lkey " + hex(lkey) + ")", rc);
     }
   }
   regions_.clear();
@@ -107,7 +107,7 @@ QpState VerbsNic::queue_pair_state(QpHandle qp) const {
   ibv_qp_init_attr init{};
   if (const int rc = ibv_query_qp(p.qp, &attr, IBV_QP_STATE, &init); rc != 0) {
     note("ibv_query_qp(" + device_->name() + ", to rank " + std::to_string(*peer) +
-         "): " + errno_text(rc));
+         "): " + launch::errno_text(rc));
     return QpState::kReadyToSend;
   }
   if (attr.qp_state == IBV_QPS_ERR || attr.qp_state == IBV_QPS_SQE) {
@@ -164,7 +164,7 @@ Result<MemoryRegion> VerbsNic::register_memory(const Buffer& buffer, Access acce
                           buffer.length, flags);
   if (mr == nullptr) {
     const int error = errno;
-    Status st = call_failed(what, error);
+    Status st = launch::call_failed(what, error);
     if (error == ENOMEM) {
       return Status(StatusCode::kOutOfMemory,
                     st.message() + " (pinned memory is bounded by RLIMIT_MEMLOCK: ulimit -l)");
@@ -192,7 +192,7 @@ Result<ibv_mr*> VerbsNic::register_device_memory(const Buffer& buffer, int flags
     const int error = errno;
     close(dmabuf->fd);  // the region holds its own reference
     if (mr != nullptr) return mr;
-    dmabuf_error = call_failed("ibv_reg_dmabuf_mr(" + device_->name() + ", " + range + ")", error).message();
+    dmabuf_error = launch::call_failed("ibv_reg_dmabuf_mr(" + device_->name() + ", " + range + ")", error).message();
   } else {
     dmabuf_error = dmabuf.status().message();
   }
@@ -202,7 +202,7 @@ Result<ibv_mr*> VerbsNic::register_device_memory(const Buffer& buffer, int flags
   const int error = errno;
   return Status(StatusCode::kUnavailable,
                 "GPUDirect registration failed: " + dmabuf_error + "; then " +
-                    call_failed("ibv_reg_mr(" + device_->name() + ", " + range + ", device pointer)", error)
+                    launch::call_failed("ibv_reg_mr(" + device_->name() + ", " + range + ", device pointer)", error)
                         .message() +
                     " (no dmabuf support and no nvidia-peermem)");
 }
@@ -224,7 +224,7 @@ Status VerbsNic::deregister_memory(const MemoryRegion& region) {
                   "deregister_memory: lkey " + hex(region.lkey) + " is not registered");
   }
   if (const int rc = ibv_dereg_mr(it->second.mr); rc != 0) {
-    return call_failed("ibv_dereg_mr(" + device_->name() + ", lkey " + hex(region.lkey) + ")", rc);
+    return launch::call_failed("ibv_dereg_mr(" + device_->name() + ", lkey " + hex(region.lkey) + ")", rc);
   }
   regions_.erase(it);
   return {};
@@ -309,8 +309,8 @@ Status VerbsNic::post_send(QpHandle qp, const SendWorkRequest& wr) {
                              work_opcode_name(wr.opcode) +
                              " of " + std::to_string(wr.local.length) + " bytes to rank " +
                              std::to_string(*peer) + ")";
-    if (rc == ENOMEM) return call_failed(StatusCode::kNoResource, what, rc);
-    return call_failed(what, rc);
+    if (rc == ENOMEM) return launch::call_failed(StatusCode::kNoResource, what, rc);
+    return launch::call_failed(what, rc);
   }
   p.sends_outstanding += 1;
   return {};
@@ -346,8 +346,8 @@ Status VerbsNic::post_recv(QpHandle qp, const RecvWorkRequest& wr) {
     const std::string what = "ibv_post_recv(" + device_->name() + ", " +
                              std::to_string(wr.local.length) + " bytes from rank " +
                              std::to_string(*peer) + ")";
-    if (rc == ENOMEM) return call_failed(StatusCode::kNoResource, what, rc);
-    return call_failed(what, rc);
+    if (rc == ENOMEM) return launch::call_failed(StatusCode::kNoResource, what, rc);
+    return launch::call_failed(what, rc);
   }
   p.recvs_outstanding += 1;
   return {};
@@ -503,7 +503,7 @@ Status VerbsNic::poll_side_events() {
     attr.qp_state = IBV_QPS_ERR;
     if (const int rc = ibv_modify_qp(peers_[p].qp, &attr, IBV_QP_STATE); rc != 0) {
       note("ibv_modify_qp(" + device_->name() + ", to rank " + std::to_string(p) +
-           ", ERR): " + errno_text(rc));
+           ", ERR): " + launch::errno_text(rc));
     }
   }
   return {};

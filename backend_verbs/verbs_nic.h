@@ -95,7 +95,7 @@ class VerbsNic final : public Nic {
   bool uses_completion_channel() const { return device_->uses_completion_channel(); }
   const DeviceLimits& device_limits() const { return device_->limits(); }
   // The rdma_cm address this rank accepted connections on.
-  Ipv4Endpoint endpoint() const { return mesh_->endpoint(); }
+  launch::Ipv4Endpoint endpoint() const { return mesh_->endpoint(); }
 
   // Error completions, asynchronous events and disconnects in verbs' own words
   // ("rank 0: rdma write to rank 1 (wr_id 7) failed: remote access error

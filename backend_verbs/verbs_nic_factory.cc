@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend_verbs/ipv4_endpoint.h"
+#include "launch/ipv4_endpoint.h"
 #include "backend_verbs/rdma_cm_mesh.h"
 #include "backend_verbs/verbs_device.h"
 
@@ -37,7 +37,7 @@ Result<std::unique_ptr<RdmaCmMesh>> bind_listener(const VerbsNicOptions& options
                                                   uint32_t world) {
   if (Status st = VerbsDevice::check_openable(options.device_name); !st.is_ok()) return st;
   Result<std::unique_ptr<RdmaCmMesh>> mesh =
-      RdmaCmMesh::bind(Ipv4Endpoint{address, options.listen_port}, rank, world);
+      RdmaCmMesh::bind(launch::Ipv4Endpoint{address, options.listen_port}, rank, world);
   if (!mesh.is_ok()) return mesh.status();
   ibv_context* context = (*mesh)->context();
   if (context == nullptr) {
@@ -80,12 +80,12 @@ Result<std::unique_ptr<VerbsDevice>> attach_device(const VerbsNicOptions& option
 }
 
 // Every rank's rdma_cm address, as the all-gather brought them (peer input).
-Result<std::vector<Ipv4Endpoint>> parse_peer_endpoints(const std::vector<std::string>& gathered,
+Result<std::vector<launch::Ipv4Endpoint>> parse_peer_endpoints(const std::vector<std::string>& gathered,
                                                        uint32_t world) {
-  std::vector<Ipv4Endpoint> peers;
+  std::vector<launch::Ipv4Endpoint> peers;
   for (RankId r = 0; r < world; ++r) {
-    Result<Ipv4Endpoint> peer =
-        parse_ipv4_endpoint(gathered[r], "rank " + std::to_string(r) + "'s rdma_cm address");
+    Result<launch::Ipv4Endpoint> peer =
+        launch::parse_ipv4_endpoint(gathered[r], "rank " + std::to_string(r) + "'s rdma_cm address");
     if (!peer.is_ok()) return Status(StatusCode::kMalformedMessage, peer.status().message());
     peers.push_back(*peer);
   }
@@ -95,7 +95,7 @@ Result<std::vector<Ipv4Endpoint>> parse_peer_endpoints(const std::vector<std::st
 }  // namespace
 
 Result<std::unique_ptr<VerbsNic>> connect_verbs_nic(const VerbsNicOptions& options,
-                                                    TcpCoordinator& coordinator) {
+                                                    launch::TcpCoordinator& coordinator) {
   const RankId rank = coordinator.rank();
   const uint32_t world = coordinator.world_size();
   // Joined first, so that a rank failing below can tell the others at once
@@ -107,7 +107,7 @@ Result<std::unique_ptr<VerbsNic>> connect_verbs_nic(const VerbsNicOptions& optio
     return error;
   };
   if (Status st = check_options(options); !st.is_ok()) return failed(st);
-  Result<in_addr> address = parse_ipv4_address(options.address, "RDMA address");
+  Result<in_addr> address = launch::parse_ipv4_address(options.address, "RDMA address");
   if (!address.is_ok()) return failed(address.status());
   Result<std::unique_ptr<RdmaCmMesh>> mesh = bind_listener(options, *address, rank, world);
   if (!mesh.is_ok()) return failed(mesh.status());
@@ -121,7 +121,7 @@ Result<std::unique_ptr<VerbsNic>> connect_verbs_nic(const VerbsNicOptions& optio
   Result<std::vector<std::string>> gathered =
       coordinator.all_gather((*mesh)->endpoint().to_string());
   if (!gathered.is_ok()) return in_rank(rank, gathered.status());
-  Result<std::vector<Ipv4Endpoint>> peers = parse_peer_endpoints(*gathered, world);
+  Result<std::vector<launch::Ipv4Endpoint>> peers = parse_peer_endpoints(*gathered, world);
   if (!peers.is_ok()) return failed(peers.status());
 
   // 5. The mesh.
@@ -144,8 +144,8 @@ Result<std::unique_ptr<VerbsNic>> connect_verbs_nic(const VerbsNicOptions& optio
 }
 
 Result<VerbsRank> connect_verbs_rank(const VerbsNicOptions& options,
-                                     const CoordinatorOptions& coordinator_options) {
-  Result<std::unique_ptr<TcpCoordinator>> coordinator = TcpCoordinator::create(coordinator_options);
+                                     const launch::CoordinatorOptions& coordinator_options) {
+  Result<std::unique_ptr<launch::TcpCoordinator>> coordinator = launch::TcpCoordinator::create(coordinator_options);
   if (!coordinator.is_ok()) {
     return in_rank(coordinator_options.rank, coordinator.status());
   }

@@ -21,7 +21,7 @@
 #include <memory>
 #include <string>
 
-#include "backend_verbs/tcp_coordinator.h"
+#include "launch/tcp_coordinator.h"
 #include "backend_verbs/verbs_nic.h"
 #include "core/status.h"
 
@@ -46,14 +46,14 @@ struct VerbsNicOptions {
 // `coordinator` has been created for this rank (its rank and world size are
 // this NIC's); join() is called here. It stays usable for later barriers.
 Result<std::unique_ptr<VerbsNic>> connect_verbs_nic(const VerbsNicOptions& options,
-                                                    TcpCoordinator& coordinator);
+                                                    launch::TcpCoordinator& coordinator);
 
 // The same, with a coordinator made from `coordinator_options` and handed back.
 struct VerbsRank {
-  std::unique_ptr<TcpCoordinator> coordinator;
+  std::unique_ptr<launch::TcpCoordinator> coordinator;
   std::unique_ptr<VerbsNic> nic;
 };
 Result<VerbsRank> connect_verbs_rank(const VerbsNicOptions& options,
-                                     const CoordinatorOptions& coordinator_options);
+                                     const launch::CoordinatorOptions& coordinator_options);
 
 }  // namespace tensorwire::verbs

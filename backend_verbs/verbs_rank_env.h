@@ -10,11 +10,11 @@
 #include <optional>
 #include <span>
 
-#include "backend_verbs/counting_nic.h"
+#include "core/counting_nic.h"
 #include "backend_verbs/verbs_copy_engine.h"
 #include "backend_verbs/verbs_memory_space.h"
 #include "backend_verbs/monotonic_clock.h"
-#include "backend_verbs/tracing_nic.h"
+#include "core/tracing_nic.h"
 #include "backend_verbs/verbs_nic.h"
 #include "core/rank_env.h"
 #include "core/trace_sink.h"

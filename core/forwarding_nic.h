@@ -1,6 +1,6 @@
 // A Nic that passes every call on to another. The base of decorators that
-// watch what goes through a NIC (backend_verbs/counting_nic.h counts it,
-// backend_verbs/tracing_nic.h traces it): each overrides only the calls it
+// watch what goes through a NIC (core/counting_nic.h counts it,
+// core/tracing_nic.h traces it): each overrides only the calls it
 // looks at and hands the rest on unchanged, so a call added to Nic needs one
 // forwarding method here instead of one per decorator.
 #pragma once

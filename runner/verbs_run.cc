@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "backend_verbs/blob_all_gather.h"
-#include "backend_verbs/coordinator_phase_gate.h"
+#include "launch/blob_all_gather.h"
+#include "launch/coordinator_phase_gate.h"
 #include "backend_verbs/cuda_memory.h"
 #include "backend_verbs/device_ipv4_address.h"
 #include "backend_verbs/verbs_nic_factory.h"
@@ -29,7 +29,7 @@ std::string memory_field_value(MemoryKind kind, uint32_t device) {
 
 TransportStats transport_stats(const verbs::VerbsRankEnv& env) {
   TransportStats s;
-  const verbs::TransportCounters& t = env.transport();
+  const TransportCounters& t = env.transport();
   s.bytes_on_wire_tx = t.bytes_posted;
   s.sends = t.sends;
   s.rdma_writes = t.rdma_writes;
@@ -152,7 +152,7 @@ namespace {
 
 // The run's options against the coordinator made for it, then the scenario
 // against the verbs backend (which may move GPU tensors to host memory).
-Status check_rank_run(const verbs::TcpCoordinator& coordinator, const VerbsRunOptions& options,
+Status check_rank_run(const launch::TcpCoordinator& coordinator, const VerbsRunOptions& options,
                       Scenario& scenario) {
   if (coordinator.rank() != options.rank || coordinator.world_size() != options.world) {
     return Status(StatusCode::kInvalidArgument,
@@ -222,7 +222,7 @@ void count_step_wire_bytes(WorkloadDriver& driver, const verbs::VerbsRankEnv& en
 class ProgressLoop {
  public:
   ProgressLoop(const VerbsRunOptions& options, WorkloadDriver& driver, verbs::VerbsRankEnv& env,
-               verbs::CoordinatorPhaseGate& gate, verbs::TcpCoordinator& coordinator,
+               launch::CoordinatorPhaseGate& gate, launch::TcpCoordinator& coordinator,
                TraceSink& rank_trace, const std::string& progress_track)
       : options_(options), driver_(driver), env_(env), gate_(gate), coordinator_(coordinator),
         idle_(rank_trace, env.clock(), progress_track,
@@ -316,8 +316,8 @@ class ProgressLoop {
   const VerbsRunOptions& options_;
   WorkloadDriver& driver_;
   verbs::VerbsRankEnv& env_;
-  verbs::CoordinatorPhaseGate& gate_;
-  verbs::TcpCoordinator& coordinator_;
+  launch::CoordinatorPhaseGate& gate_;
+  launch::TcpCoordinator& coordinator_;
   TracedStretch idle_;
   TracedStretch barrier_;
   uint64_t events_ = 0;
@@ -380,10 +380,10 @@ RankOutcome this_rank_outcome(const VerbsRunOptions& options, const WorkloadDriv
 
 // Every rank's part, in rank order, through the coordinator. Empty when the
 // gather failed or a part was malformed; `mine` then says why.
-std::vector<RankOutcome> gather_rank_outcomes(verbs::TcpCoordinator& coordinator,
+std::vector<RankOutcome> gather_rank_outcomes(launch::TcpCoordinator& coordinator,
                                               RankOutcome& mine, RankId rank) {
   std::vector<RankOutcome> parts;
-  Result<std::vector<std::string>> gathered = verbs::all_gather_blobs(coordinator,
+  Result<std::vector<std::string>> gathered = launch::all_gather_blobs(coordinator,
                                                                       encode_rank_outcome(mine));
   if (!gathered.is_ok()) {
     mine.problems.push_back(transport_problem(
@@ -439,18 +439,18 @@ void fill_report(MergedRun merged, TimeNs end_ns, uint64_t events, VerbsRunRepor
 
 Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario, const VerbsRunOptions& options,
                                       TraceSink& trace) {
-  verbs::CoordinatorOptions co;
+  launch::CoordinatorOptions co;
   co.address = options.coordinator;
   co.rank = options.rank;
   co.world_size = options.world;
   co.timeout = options.setup_timeout;
-  Result<std::unique_ptr<verbs::TcpCoordinator>> coordinator = verbs::TcpCoordinator::create(co);
+  Result<std::unique_ptr<launch::TcpCoordinator>> coordinator = launch::TcpCoordinator::create(co);
   if (!coordinator.is_ok()) return coordinator.status();
   return run_verbs_rank(scenario, options, **coordinator, trace);
 }
 
 Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRunOptions& options,
-                                      verbs::TcpCoordinator& coordinator, TraceSink& trace) {
+                                      launch::TcpCoordinator& coordinator, TraceSink& trace) {
   // Whatever stops this rank before the workload tells the others at once.
   const auto give_up = [&coordinator](Status st) {
     coordinator.abort(st);
@@ -489,7 +489,7 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   // on different hosts align their traces.
   const TimeNs left_setup_barrier_ns = env.clock().now_ns();
 
-  verbs::CoordinatorPhaseGate gate(coordinator, options.phase_timeout);
+  launch::CoordinatorPhaseGate gate(coordinator, options.phase_timeout);
   WorkloadDriver driver(scenario.workload, out.report.seed, options.rank, options.world,
                         env.env(), &rendezvous, gate);
   std::vector<uint64_t> step_wire_bytes;

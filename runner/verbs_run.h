@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "backend_verbs/tcp_coordinator.h"
+#include "launch/tcp_coordinator.h"
 #include "core/trace_sink.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario.h"
@@ -100,6 +100,6 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario, const VerbsRunOp
 // The same with a coordinator made by the caller for this rank (tests run the
 // ranks as threads, with rank 0's coordinator on a port the kernel picked).
 Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario, const VerbsRunOptions& options,
-                                      verbs::TcpCoordinator& coordinator, TraceSink& trace);
+                                      launch::TcpCoordinator& coordinator, TraceSink& trace);
 
 }  // namespace tensorwire

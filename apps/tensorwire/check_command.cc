@@ -12,6 +12,8 @@
 #include "core/protocols/protocol_registry.h"
 #include "model/explorer.h"
 #include "model/schedule_file.h"
+#include "model/schedule_replay.h"
+#include "report/check_summary.h"
 #include "report/chrome_trace_writer.h"
 #include "report/progress_bar.h"
 #include "report/units_format.h"
@@ -189,33 +191,21 @@ struct Finding {
 std::optional<int> replay_schedule(const CheckArgs& args, Scenario& scenario,
                                    model::CheckOptions& options, Finding& finding,
                                    std::ostream& out, std::ostream& err) {
-  Result<std::string> text = read_text_file(args.replay_path);
-  if (!text) {
-    err << kErrorPrefix << "--replay: " << text.status().message() << "\n";
+  Result<model::ScheduleReplay> replay = model::replay_schedule_file(
+      args.replay_path, scenario, args.has_seed ? std::optional<uint64_t>(args.seed) : std::nullopt,
+      args.plant_bug != "none");
+  if (!replay) {
+    err << kErrorPrefix << replay.status().message() << "\n";
     return kExitBadInput;
   }
-  Result<model::ScheduleFile> schedule = model::parse_schedule_file(*text, args.replay_path);
-  if (!schedule) {
-    err << kErrorPrefix << schedule.status().message() << "\n";
-    return kExitBadInput;
-  }
-  const uint64_t seed = args.has_seed ? args.seed : schedule->seed;
+  model::Execution& e = replay->execution;
   out << "tensorwire check " << args.scenario_path << " --replay " << args.replay_path
-      << " (seed " << seed << ", " << schedule->choices.size() << " choices)\n";
-  model::ReplayStrategy replay(schedule->choices);
-  NullTraceSink none;
-  options.faults = schedule->faults;
-  if (args.plant_bug == "none" && !plant_bug(schedule->planted_bug, scenario)) {
-    err << kErrorPrefix << args.replay_path << ": unknown planted_bug '" << schedule->planted_bug
-        << "'\n";
-    return kExitBadInput;
-  }
-  model::Execution e = model::run_execution(model::model_scenario(scenario), seed, replay, none,
-                                            nullptr, {options.faults, -1});
+      << " (seed " << replay->seed << ", " << replay->schedule.choices.size() << " choices)\n";
   out << "replayed: " << model::check_outcome_name(e.outcome) << "\n";
   for (const Problem& p : e.problems) out << "  " << problem_line(p) << "\n";
-  options.seed = seed;
-  finding.strategy_name = "replay of " + schedule->strategy;
+  options.seed = replay->seed;
+  options.faults = replay->schedule.faults;
+  finding.strategy_name = "replay of " + replay->schedule.strategy;
   if (e.diverged) {
     err << kErrorPrefix << "the schedule in " << args.replay_path
         << " does not fit this execution: it is not the execution the file recorded\n";
@@ -224,29 +214,6 @@ std::optional<int> replay_schedule(const CheckArgs& args, Scenario& scenario,
   if (e.outcome == model::CheckOutcome::kNothingFound) return kExitOk;
   finding.failing = std::move(e);
   return std::nullopt;
-}
-
-void print_search_totals(const CheckArgs& args, const Scenario& scenario,
-                         const model::CheckReport& report, double seconds, std::ostream& out) {
-  out << "\nschedules       " << report::format_count(report.schedules)
-      << (report.exhausted ? (args.exact ? " (every order explored)"
-                                         : " (every order explored, up to the state abstraction)")
-                           : "")
-      << "\n"
-      << "distinct states " << report::format_count(report.distinct_states) << " ("
-      << report::format_count(static_cast<uint64_t>(seconds > 0 ? report.distinct_states / seconds : 0))
-      << " states/s, " << report::format_count(report.choice_points) << " choice points, "
-      << report::format_count(report.events) << " events)\n";
-  if (report.transitions.empty()) {
-    out << "invariants      the protocol's own (" << scenario.protocol.name << ")\n";
-  } else {
-    std::string lines = model::covered_transitions(report.transitions);
-    for (size_t at = lines.find('\n'); at != std::string::npos; at = lines.find('\n', at + 1)) {
-      lines.replace(at, 1, "\n                ");
-    }
-    out << "transitions     " << lines << "\n";
-  }
-  out << "outcome         " << model::check_outcome_name(report.outcome) << "\n";
 }
 
 // Searches with the strategy. An exit code when nothing was found; otherwise
@@ -270,7 +237,7 @@ std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  print_search_totals(args, scenario, report, seconds, out);
+  out << report::check_summary_text(report, args.exact, scenario.protocol.name, seconds);
   if (!report.counterexample) return kExitOk;
   finding.failing = std::move(report.counterexample);
   out << "failing schedule: " << report.schedules << " of this run\n";

@@ -17,7 +17,7 @@
 #include "scenario/scenario_loader.h"
 
 #ifdef TENSORWIRE_WITH_VERBS
-#include "backend_verbs/rank_placement.h"
+#include "launch/rank_placement.h"
 #include "runner/verbs_run.h"
 #endif
 
@@ -82,7 +82,7 @@ namespace {
 
 // This rank and the world: from --rank/--world, else from the launcher's
 // environment.
-Result<verbs::RankPlacement> placement_of(const VerbsArgs& v) {
+Result<launch::RankPlacement> placement_of(const VerbsArgs& v) {
   std::optional<uint64_t> flag_rank;
   std::optional<uint64_t> flag_world;
   if (!v.rank.empty()) {
@@ -99,7 +99,7 @@ Result<verbs::RankPlacement> placement_of(const VerbsArgs& v) {
                     "--world must be a whole number, not '" + v.world + "'");
     }
   }
-  return verbs::rank_placement(flag_rank, flag_world,
+  return launch::rank_placement(flag_rank, flag_world,
                                [](const char* name) { return std::getenv(name); });
 }
 
@@ -225,7 +225,7 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
     return bad("--timing-only does not apply to --backend verbs: a real device always moves "
                "the bytes");
   }
-  Result<verbs::RankPlacement> placement = placement_of(args.verbs);
+  Result<launch::RankPlacement> placement = placement_of(args.verbs);
   if (!placement.is_ok()) return bad(placement.status().message());
 
   VerbsRunOptions options;

@@ -112,18 +112,27 @@ TEST(Layering, SimulatorUsesNoOsClockRandomnessOrThreads) {
 }
 
 TEST(Layering, CoreIncludesNothingAboveIt) {
-  auto v = find("core", {R"(#include\s*"(backend_sim|backend_verbs|model|scenario|runner|report|apps)/)"});
+  auto v = find("core", {R"(#include\s*"(backend_sim|backend_verbs|launch|model|scenario|runner|report|apps)/)"});
   EXPECT_TRUE(v.empty()) << "core/ knows no backend and no layer above it:\n" << describe(v);
 }
 
 TEST(Layering, SimulatorIncludesOnlyCore) {
-  auto v = find("backend_sim", {R"(#include\s*"(backend_verbs|model|scenario|runner|report|apps)/)"});
+  auto v = find("backend_sim", {R"(#include\s*"(backend_verbs|launch|model|scenario|runner|report|apps)/)"});
   EXPECT_TRUE(v.empty()) << "backend_sim/ depends on core/ only:\n" << describe(v);
 }
 
-TEST(Layering, VerbsBackendIncludesOnlyCore) {
+TEST(Layering, VerbsBackendIncludesOnlyCoreAndLaunch) {
   auto v = find("backend_verbs", {R"(#include\s*"(backend_sim|model|scenario|runner|report|apps)/)"});
-  EXPECT_TRUE(v.empty()) << "backend_verbs/ depends on core/ only:\n" << describe(v);
+  EXPECT_TRUE(v.empty()) << "backend_verbs/ depends on core/ and launch/ only:\n" << describe(v);
+}
+
+// launch/ is how separate processes find each other: sockets and frames, no
+// RDMA and no simulator, so that it builds and is tested everywhere.
+TEST(Layering, LaunchIncludesOnlyCore) {
+  auto v = find("launch", {R"(#include\s*"(backend_sim|backend_verbs|model|scenario|runner|report|apps)/)"});
+  auto verbs = find("launch", {R"(#include\s*<(infiniband|rdma)/)"});
+  v.insert(v.end(), verbs.begin(), verbs.end());
+  EXPECT_TRUE(v.empty()) << "launch/ depends on core/ only:\n" << describe(v);
 }
 
 // A scenario describes the cluster in core/'s terms (core/cluster.h), so the

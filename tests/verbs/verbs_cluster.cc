@@ -49,14 +49,14 @@ Result<std::unique_ptr<VerbsCluster>> VerbsCluster::start(uint32_t world,
   cluster->nics_.resize(world);
   cluster->completions_.resize(world);
   // Rank 0 takes any free port; the others are told which.
-  CoordinatorOptions root{"127.0.0.1:0", 0, world, std::chrono::seconds(20)};
-  Result<std::unique_ptr<TcpCoordinator>> c0 = TcpCoordinator::create(root);
+  launch::CoordinatorOptions root{"127.0.0.1:0", 0, world, std::chrono::seconds(20)};
+  Result<std::unique_ptr<launch::TcpCoordinator>> c0 = launch::TcpCoordinator::create(root);
   if (!c0.is_ok()) return c0.status();
   const std::string address = "127.0.0.1:" + std::to_string((*c0)->port());
   cluster->coordinators_[0] = std::move(*c0);
   for (RankId r = 1; r < world; ++r) {
-    Result<std::unique_ptr<TcpCoordinator>> c =
-        TcpCoordinator::create({address, r, world, std::chrono::seconds(20)});
+    Result<std::unique_ptr<launch::TcpCoordinator>> c =
+        launch::TcpCoordinator::create({address, r, world, std::chrono::seconds(20)});
     if (!c.is_ok()) return c.status();
     cluster->coordinators_[r] = std::move(*c);
   }

@@ -76,7 +76,7 @@ class VerbsCluster {
 
   // Declared first, destroyed last: the NICs deregister before it is freed.
   std::vector<std::unique_ptr<std::byte[]>> memory_;
-  std::vector<std::unique_ptr<TcpCoordinator>> coordinators_;
+  std::vector<std::unique_ptr<launch::TcpCoordinator>> coordinators_;
   std::vector<std::unique_ptr<VerbsNic>> nics_;
   std::vector<std::vector<Completion>> completions_;
 };

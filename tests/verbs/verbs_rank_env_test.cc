@@ -14,14 +14,14 @@
 #include <thread>
 #include <vector>
 
-#include "backend_verbs/blob_all_gather.h"
-#include "backend_verbs/coordinator_phase_gate.h"
+#include "launch/blob_all_gather.h"
+#include "launch/coordinator_phase_gate.h"
 #include "backend_verbs/cuda_memory.h"
 #include "backend_verbs/device_ipv4_address.h"
 #include "backend_verbs/verbs_copy_engine.h"
 #include "backend_verbs/verbs_memory_space.h"
 #include "backend_verbs/monotonic_clock.h"
-#include "backend_verbs/tcp_coordinator.h"
+#include "launch/tcp_coordinator.h"
 
 namespace tensorwire::verbs {
 namespace {
@@ -227,11 +227,11 @@ TEST(DeviceIpv4Address, ReadsTheFirstIpv4MappedGid) {
 }
 
 // `world` coordinators on loopback; rank 0 on a port the kernel picked.
-std::vector<std::unique_ptr<TcpCoordinator>> coordinators(uint32_t world) {
-  std::vector<std::unique_ptr<TcpCoordinator>> out;
+std::vector<std::unique_ptr<launch::TcpCoordinator>> coordinators(uint32_t world) {
+  std::vector<std::unique_ptr<launch::TcpCoordinator>> out;
   const auto make = [world](const std::string& address, RankId r) {
-    Result<std::unique_ptr<TcpCoordinator>> c =
-        TcpCoordinator::create({address, r, world, milliseconds(5000)});
+    Result<std::unique_ptr<launch::TcpCoordinator>> c =
+        launch::TcpCoordinator::create({address, r, world, milliseconds(5000)});
     EXPECT_TRUE(c.is_ok()) << c.status().to_string();
     return std::move(c).value();
   };
@@ -250,7 +250,7 @@ TEST(BlobAllGather, CarriesResultsLargerThanOneCoordinatorEntry) {
   std::vector<Result<std::vector<std::string>>> got(3, Status(StatusCode::kInternal, "unset"));
   std::vector<std::thread> threads;
   for (RankId r = 0; r < 3; ++r) {
-    threads.emplace_back([&, r] { got[r] = all_gather_blobs(*cs[r], mine[r]); });
+    threads.emplace_back([&, r] { got[r] = launch::all_gather_blobs(*cs[r], mine[r]); });
   }
   for (auto& t : threads) t.join();
   for (RankId r = 0; r < 3; ++r) {
@@ -261,7 +261,7 @@ TEST(BlobAllGather, CarriesResultsLargerThanOneCoordinatorEntry) {
 
 TEST(CoordinatorPhaseGate, AgreesOnlyOnceEveryRankIsDoneAndNeverInsidePhaseDone) {
   auto cs = coordinators(2);
-  CoordinatorPhaseGate gate0(*cs[0], milliseconds(5000));
+  launch::CoordinatorPhaseGate gate0(*cs[0], milliseconds(5000));
   std::optional<Status> agreed;
   gate0.phase_done(1, 0, [&](Status st) { agreed = st; });
   EXPECT_FALSE(agreed.has_value());
@@ -271,7 +271,7 @@ TEST(CoordinatorPhaseGate, AgreesOnlyOnceEveryRankIsDoneAndNeverInsidePhaseDone)
   std::atomic<bool> rank1_done{false};
   std::thread rank1([&] {
     while (!rank0_checked) std::this_thread::sleep_for(milliseconds(1));
-    CoordinatorPhaseGate gate1(*cs[1], milliseconds(5000));
+    launch::CoordinatorPhaseGate gate1(*cs[1], milliseconds(5000));
     std::optional<Status> agreed1;
     gate1.phase_done(1, 0, [&](Status st) { agreed1 = st; });
     while (!gate1.poll()) std::this_thread::sleep_for(milliseconds(1));
@@ -296,7 +296,7 @@ TEST(CoordinatorPhaseGate, AgreesOnlyOnceEveryRankIsDoneAndNeverInsidePhaseDone)
 
 TEST(CoordinatorPhaseGate, ARankThatLeavesFailsTheOthersBarrierNamingIt) {
   auto cs = coordinators(2);
-  CoordinatorPhaseGate gate0(*cs[0], milliseconds(20000));
+  launch::CoordinatorPhaseGate gate0(*cs[0], milliseconds(20000));
   std::optional<Status> agreed;
   gate0.phase_done(3, 1, [&](Status st) { agreed = st; });
   cs[1].reset();  // rank 1 dies: its connection closes

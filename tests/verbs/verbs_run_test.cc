@@ -53,10 +53,10 @@ std::vector<Result<VerbsRunReport>> run_ranks(
     const Scenario& scenario, uint32_t world,
     const std::function<void(RankId, VerbsRunOptions&)>& tweak = {},
     std::vector<TraceRecording>* traces = nullptr) {
-  std::vector<std::unique_ptr<verbs::TcpCoordinator>> cs(world);
+  std::vector<std::unique_ptr<launch::TcpCoordinator>> cs(world);
   const auto make = [world](const std::string& address, RankId r) {
-    Result<std::unique_ptr<verbs::TcpCoordinator>> c =
-        verbs::TcpCoordinator::create({address, r, world, milliseconds(30000)});
+    Result<std::unique_ptr<launch::TcpCoordinator>> c =
+        launch::TcpCoordinator::create({address, r, world, milliseconds(30000)});
     EXPECT_TRUE(c.is_ok()) << c.status().to_string();
     return std::move(c).value();
   };

@@ -1,11 +1,11 @@
-#include "backend_verbs/blob_all_gather.h"
+#include "launch/blob_all_gather.h"
 
 #include <algorithm>
 #include <charconv>
 
-#include "backend_verbs/coordinator_frame.h"
+#include "launch/coordinator_frame.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 Result<std::vector<std::string>> all_gather_blobs(TcpCoordinator& coordinator,
                                                   std::string_view mine) {
@@ -54,4 +54,4 @@ Result<std::vector<std::string>> all_gather_blobs(TcpCoordinator& coordinator,
   return blobs;
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

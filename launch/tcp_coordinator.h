@@ -24,11 +24,11 @@
 #include <string_view>
 #include <vector>
 
-#include "backend_verbs/bounded_socket_io.h"
+#include "launch/bounded_socket_io.h"
 #include "core/nic.h"
 #include "core/status.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 struct CoordinatorOptions {
   // "HOST:PORT": where rank 0 listens (port 0 lets rank 0 take any free port,
@@ -128,4 +128,4 @@ class TcpCoordinator {
   Status broken_;
 };
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

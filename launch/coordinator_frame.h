@@ -31,7 +31,7 @@
 
 #include "core/status.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 enum class FrameType : uint8_t {
   kHello = 1,
@@ -81,4 +81,4 @@ Result<std::vector<std::string>> decode_gather_result_body(std::span<const std::
 // of `world_size` ranks.
 uint32_t max_body_bytes(FrameType type, uint32_t world_size);
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

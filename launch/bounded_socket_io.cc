@@ -1,4 +1,4 @@
-#include "backend_verbs/bounded_socket_io.h"
+#include "launch/bounded_socket_io.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -11,9 +11,9 @@
 #include <climits>
 #include <thread>
 
-#include "backend_verbs/verbs_call_error.h"
+#include "launch/system_call_error.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 Status timed_out(std::string_view what) {
@@ -235,4 +235,4 @@ Status recv_exact(const Socket& socket, std::span<std::byte> bytes, Deadline dea
   }
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

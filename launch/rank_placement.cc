@@ -1,9 +1,9 @@
-#include "backend_verbs/rank_placement.h"
+#include "launch/rank_placement.h"
 
 #include <charconv>
 #include <string_view>
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 Status bad(const std::string& what) { return {StatusCode::kInvalidArgument, what}; }
@@ -71,4 +71,4 @@ Result<RankPlacement> rank_placement(std::optional<uint64_t> flag_rank,
              "SLURM_NTASKS) or Open MPI's mpirun (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE)");
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

@@ -1,4 +1,4 @@
-#include "backend_verbs/ipv4_endpoint.h"
+#include "launch/ipv4_endpoint.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 Status bad(std::string_view what, std::string_view text, std::string_view why) {
@@ -121,4 +121,4 @@ Result<Ipv4Endpoint> resolve_host_port(std::string_view text, std::string_view w
   return Ipv4Endpoint{addr.sin_addr, port};
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

@@ -10,14 +10,14 @@
 #include <string_view>
 #include <vector>
 
-#include "backend_verbs/tcp_coordinator.h"
+#include "launch/tcp_coordinator.h"
 #include "core/status.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 inline constexpr uint64_t kMaxBlobBytes = 64ull << 20;
 
 Result<std::vector<std::string>> all_gather_blobs(TcpCoordinator& coordinator,
                                                   std::string_view mine);
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

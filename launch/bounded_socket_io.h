@@ -11,10 +11,10 @@
 #include <string>
 #include <string_view>
 
-#include "backend_verbs/ipv4_endpoint.h"
+#include "launch/ipv4_endpoint.h"
 #include "core/status.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 using SteadyClock = std::chrono::steady_clock;
 using Deadline = SteadyClock::time_point;
@@ -67,4 +67,4 @@ Status recv_exact(const Socket& socket, std::span<std::byte> bytes, Deadline dea
 Result<bool> recv_available(const Socket& socket, std::span<std::byte> bytes, size_t* got,
                             std::string_view peer);
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

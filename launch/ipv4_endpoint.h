@@ -12,7 +12,7 @@
 
 #include "core/status.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 struct Ipv4Endpoint {
   in_addr address{};  // network byte order, as in sockaddr_in
@@ -34,4 +34,4 @@ Result<Ipv4Endpoint> parse_ipv4_endpoint(std::string_view text, std::string_view
 // address (getaddrinfo, AF_INET). For the coordinator address a user types.
 Result<Ipv4Endpoint> resolve_host_port(std::string_view text, std::string_view what);
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

@@ -1,7 +1,7 @@
 // The bootstrap coordinator over loopback TCP: the exchange works, and every
 // kind of bad peer (garbage, lies, silence, a connection cut mid-message)
 // ends in an error that names it, quickly, never in a hang. No RDMA needed.
-#include "backend_verbs/tcp_coordinator.h"
+#include "launch/tcp_coordinator.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "backend_verbs/bounded_socket_io.h"
-#include "backend_verbs/coordinator_frame.h"
+#include "launch/bounded_socket_io.h"
+#include "launch/coordinator_frame.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 using std::chrono::milliseconds;
@@ -551,4 +551,4 @@ TEST(TcpCoordinator, RefusesBadOptions) {
 }
 
 }  // namespace
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

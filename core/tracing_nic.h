@@ -20,7 +20,7 @@
 #include "core/forwarding_nic.h"
 #include "core/trace_sink.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire {
 
 class TracingNic final : public ForwardingNic {
  public:
@@ -50,4 +50,4 @@ class TracingNic final : public ForwardingNic {
   std::vector<std::deque<Posted>> posted_;
 };
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire

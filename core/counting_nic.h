@@ -9,7 +9,7 @@
 
 #include "core/forwarding_nic.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire {
 
 struct TransportCounters {
   uint64_t bytes_posted = 0;  // sends, writes and writes with immediate (payload bytes)
@@ -39,4 +39,4 @@ class CountingNic final : public ForwardingNic {
   TransportCounters counters_;
 };
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire

@@ -1,7 +1,8 @@
 // Status values that name the system call that failed, in the style of
 // rdma-core's examples: "ibv_reg_mr(rxe0, 4096 bytes): Cannot allocate memory".
 //
-// Every libibverbs, librdmacm and socket call in backend_verbs/ is checked and,
+// Every libibverbs, librdmacm and socket call in backend_verbs/ and launch/ is
+// checked and,
 // when it fails, reported through these helpers, so a user reading an error
 // learns which call failed, on what, and the system's own words for why.
 #pragma once
@@ -11,7 +12,7 @@
 
 #include "core/status.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 // strerror(error_number), thread-safe (ranks may set up from several threads).
 std::string errno_text(int error_number);
@@ -31,4 +32,4 @@ Status call_failed(StatusCode code, std::string_view call, int error_number);
 // is written to stderr as "tensorwire: CALL: strerror(error_number)".
 void report_teardown_failure(std::string_view call, int error_number);
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

@@ -1,12 +1,12 @@
-#include "backend_verbs/tcp_coordinator.h"
+#include "launch/tcp_coordinator.h"
 
 #include <optional>
 #include <span>
 #include <utility>
 
-#include "backend_verbs/coordinator_frame.h"
+#include "launch/coordinator_frame.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 // Every error leaves here as "coordinator: ..." and names the peer involved:
@@ -476,4 +476,4 @@ Result<bool> TcpCoordinator::poll_barrier_as_member() {
   return true;
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

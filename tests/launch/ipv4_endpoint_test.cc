@@ -1,11 +1,11 @@
 // Strict parsing of addresses from options and from peers.
-#include "backend_verbs/ipv4_endpoint.h"
+#include "launch/ipv4_endpoint.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 TEST(Ipv4Endpoint, ParsesDottedQuadAndPort) {
@@ -50,4 +50,4 @@ TEST(Ipv4Endpoint, ResolvesHostPort) {
 }
 
 }  // namespace
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

@@ -1,9 +1,9 @@
-#include "backend_verbs/coordinator_phase_gate.h"
+#include "launch/coordinator_phase_gate.h"
 
 #include <string>
 #include <utility>
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 void CoordinatorPhaseGate::phase_done(uint64_t step_id, size_t phase_index,
                                       std::function<void(Status)> agreed) {
@@ -36,4 +36,4 @@ bool CoordinatorPhaseGate::poll() {
   return true;
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

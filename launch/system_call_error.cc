@@ -1,10 +1,10 @@
-#include "backend_verbs/verbs_call_error.h"
+#include "launch/system_call_error.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 // strerror_r comes in two shapes (XSI returns int, GNU returns char*); these
@@ -64,4 +64,4 @@ void report_teardown_failure(std::string_view call, int error_number) {
                text.c_str());
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

@@ -1,13 +1,13 @@
 // Where a process learns its rank: flags first, then Open MPI's environment,
 // then Slurm's, each pair complete and consistent or a clear error naming it.
-#include "backend_verbs/rank_placement.h"
+#include "launch/rank_placement.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 EnvironmentLookup environment(std::map<std::string, std::string> vars) {
@@ -92,4 +92,4 @@ TEST(RankPlacement, RankMustBeBelowAWorldOfSensibleSize) {
 }
 
 }  // namespace
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

@@ -1,13 +1,13 @@
 // The coordinator's wire format: round trips, and every malformation refused
 // with a message that says what was wrong.
-#include "backend_verbs/coordinator_frame.h"
+#include "launch/coordinator_frame.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 std::array<std::byte, kFrameHeaderBytes> header_bytes(FrameType type, uint32_t rank,
@@ -100,4 +100,4 @@ TEST(CoordinatorFrame, GatherResultThatLiesIsRefused) {
 }
 
 }  // namespace
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

@@ -1,10 +1,10 @@
-#include "backend_verbs/tracing_nic.h"
+#include "core/tracing_nic.h"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
-namespace tensorwire::verbs {
+namespace tensorwire {
 namespace {
 
 std::string node_track(RankId rank, const char* what, RankId peer) {
@@ -81,4 +81,4 @@ void TracingNic::trace_completion(const Completion& c) {
                    std::to_string(p.post_call_ns / 1000) + " us" + failed);
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire

@@ -1,8 +1,8 @@
-#include "backend_verbs/coordinator_frame.h"
+#include "launch/coordinator_frame.h"
 
 #include <cstring>
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 namespace {
 
 constexpr std::array<std::byte, 4> kMagic = {std::byte{'T'}, std::byte{'W'}, std::byte{'C'},
@@ -176,4 +176,4 @@ uint32_t max_body_bytes(FrameType type, uint32_t world_size) {
   return 0;
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

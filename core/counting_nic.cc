@@ -1,8 +1,8 @@
-#include "backend_verbs/counting_nic.h"
+#include "core/counting_nic.h"
 
 #include <utility>
 
-namespace tensorwire::verbs {
+namespace tensorwire {
 
 Result<MemoryRegion> CountingNic::register_memory(const Buffer& buffer, Access access) {
   Result<MemoryRegion> region = inner().register_memory(buffer, access);
@@ -50,4 +50,4 @@ void CountingNic::set_completion_handler(CompletionHandler handler) {
   });
 }
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire

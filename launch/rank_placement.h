@@ -13,7 +13,7 @@
 
 #include "core/status.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 struct RankPlacement {
   uint32_t rank = 0;
@@ -35,4 +35,4 @@ Result<RankPlacement> rank_placement(std::optional<uint64_t> flag_rank,
                                      std::optional<uint64_t> flag_world,
                                      const EnvironmentLookup& lookup);
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch

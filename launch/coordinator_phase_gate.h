@@ -11,10 +11,10 @@
 #include <functional>
 #include <optional>
 
-#include "backend_verbs/tcp_coordinator.h"
+#include "launch/tcp_coordinator.h"
 #include "core/workload/phase_gate.h"
 
-namespace tensorwire::verbs {
+namespace tensorwire::launch {
 
 class CoordinatorPhaseGate final : public PhaseGate {
  public:
@@ -41,4 +41,4 @@ class CoordinatorPhaseGate final : public PhaseGate {
   uint64_t agreed_phases_ = 0;
 };
 
-}  // namespace tensorwire::verbs
+}  // namespace tensorwire::launch
