@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/collectives/broadcast_planner.h"
+#include "core/protocols/realm_broadcast/broadcast_planner.h"
 #include "runner/broadcast_run.h"
 #include "scenario/scenario_loader.h"
 

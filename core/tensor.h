@@ -13,6 +13,12 @@
 
 namespace tensorwire {
 
+// The longest tensor name (the rendezvous key) any protocol must carry: the
+// fixed 512-byte name field of TensorFlow's verbs message, the tightest of the
+// source designs. Scenarios are held to it, so every protocol can send every
+// scenario's names.
+inline constexpr size_t kMaxTensorNameBytes = 512;
+
 enum class DataType : uint8_t {
   kFloat32 = 1,
   kFloat16 = 2,

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "core/collectives/broadcast_workload.h"
-#include "core/collectives/pipelined_bound.h"
-#include "core/collectives/transfer_graph.h"
+#include "core/protocols/realm_broadcast/broadcast_workload.h"
+#include "core/protocols/realm_broadcast/pipelined_bound.h"
+#include "core/protocols/realm_broadcast/transfer_graph.h"
 
 namespace tensorwire {
 

@@ -7,9 +7,9 @@
 
 #include "backend_sim/simulator.h"
 #include "core/assert.h"
-#include "core/collectives/broadcast_invariants.h"
-#include "core/collectives/realm_broadcast_protocol.h"
-#include "core/collectives/transfer_operation.h"
+#include "core/protocols/realm_broadcast/broadcast_invariants.h"
+#include "core/protocols/realm_broadcast/realm_broadcast_protocol.h"
+#include "core/protocols/realm_broadcast/transfer_operation.h"
 #include "core/workload/tensor_content.h"
 #include "runner/model_hooks.h"
 

@@ -5,8 +5,8 @@
 // for protocols of collective shape.
 #pragma once
 
-#include "core/collectives/planted_collective_bug.h"
-#include "core/collectives/transfer_graph.h"
+#include "core/protocols/realm_broadcast/planted_collective_bug.h"
+#include "core/protocols/realm_broadcast/transfer_graph.h"
 #include "core/status.h"
 #include "core/trace_sink.h"
 #include "runner/run_report.h"

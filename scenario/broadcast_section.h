@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "core/cluster.h"
-#include "core/collectives/broadcast_workload.h"
+#include "core/protocols/realm_broadcast/broadcast_workload.h"
 #include "core/status.h"
 
 namespace tensorwire {

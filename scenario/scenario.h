@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "core/cluster.h"
-#include "core/collectives/broadcast_workload.h"
+#include "core/protocols/realm_broadcast/broadcast_workload.h"
 #include "core/protocols/protocol_registry.h"
 #include "core/workload/workload.h"
 

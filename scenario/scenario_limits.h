@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "core/clock.h"
-#include "core/wire/rdma_message.h"
+#include "core/tensor.h"
 
 namespace tensorwire::scenario_limits {
 
@@ -37,8 +37,8 @@ inline constexpr uint64_t kMaxStringTensorBytes = 1ull << 30;  // 1 GiB
 // Payload mode holds real bytes: all content of one step together.
 inline constexpr uint64_t kMaxPayloadStepBytes = 8ull << 30;  // 8 GiB
 inline constexpr uint64_t kMaxNameBytes = 1024;  // scenario, layer and variable names
-// A tensor name travels in the wire message's fixed name field.
-inline constexpr uint64_t kMaxTensorNameBytes = wire::kMaxNameBytes;
+// A tensor name fits every protocol's wire format (core/tensor.h).
+inline constexpr uint64_t kMaxTensorNameBytes = tensorwire::kMaxTensorNameBytes;
 // A model variable's full name ("layer/variable") leaves room for the suffix
 // the parameter-server workload appends to it ("/grad@w1023").
 inline constexpr uint64_t kMaxVariableNameBytes = kMaxTensorNameBytes - 16;

@@ -4,7 +4,7 @@
 
 #include "core/assert.h"
 // One include and one line below per protocol; nothing else names them.
-#include "core/collectives/realm_broadcast_protocol.h"
+#include "core/protocols/realm_broadcast/realm_broadcast_protocol.h"
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
 
 namespace tensorwire {

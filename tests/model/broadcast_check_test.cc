@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "core/collectives/planted_collective_bug.h"
+#include "core/protocols/realm_broadcast/planted_collective_bug.h"
 #include "model/explorer.h"
 #include "scenario/scenario_loader.h"
-#include "core/collectives/realm_broadcast_protocol.h"
+#include "core/protocols/realm_broadcast/realm_broadcast_protocol.h"
 
 namespace tensorwire::model {
 namespace {

@@ -1,7 +1,7 @@
 // The NIC conformance suite: the behaviours of the abstract NIC (core/nic.h)
 // as one typed test body each, written once against core/ only and run over
 // every backend's NIC cluster fixture (nic_cluster.h): the simulator always
-// (tests/nic_conformance/), the verbs NIC on an RDMA device (tests/verbs/).
+// (tests/nic_conformance/), the verbs NIC on an RDMA device (tests/backend_verbs/).
 //
 // Instantiate in a test file with
 //   INSTANTIATE_TYPED_TEST_SUITE_P(Backend, NicConformance, ::testing::Types<MyCluster>);

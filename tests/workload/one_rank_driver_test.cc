@@ -142,8 +142,8 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, OneRankMode,
                          ::testing::Values("scenarios/quickstart.toml",
                                            "scenarios/meta_data_change.toml",
                                            "scenarios/string_tensors.toml",
-                                           "tests/verbs/scenarios/dead_tensors_4ranks.toml",
-                                           "tests/verbs/scenarios/mesh_4ranks.toml"));
+                                           "tests/backend_verbs/scenarios/dead_tensors_4ranks.toml",
+                                           "tests/backend_verbs/scenarios/mesh_4ranks.toml"));
 
 TEST(OneRankMode, AGateThatFailsStopsEveryRankAtThatPhase) {
   Scenario scenario = load_scenario_file(kRoot + "/scenarios/quickstart.toml");

@@ -22,7 +22,7 @@
 #include "core/nic.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_memory_mgr.h"
 #include "core/status.h"
-#include "core/wire/rdma_message.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_message.h"
 
 namespace tensorwire::tf_verbs {
 

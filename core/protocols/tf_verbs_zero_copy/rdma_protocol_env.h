@@ -14,7 +14,7 @@
 #include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_options.h"
 #include "core/rank_env.h"
-#include "core/wire/rdma_message.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_message.h"
 
 namespace tensorwire::tf_verbs {
 

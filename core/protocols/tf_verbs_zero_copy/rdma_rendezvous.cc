@@ -22,7 +22,7 @@
 #include "core/protocols/tf_verbs_zero_copy/rdma_tensor_response.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
 #include "core/protocols/tf_verbs_zero_copy/request_index_allocator.h"
-#include "core/wire/rdma_message.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_message.h"
 
 namespace tensorwire::tf_verbs {
 

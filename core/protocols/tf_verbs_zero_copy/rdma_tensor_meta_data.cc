@@ -1,6 +1,6 @@
 #include "core/protocols/tf_verbs_zero_copy/rdma_tensor_meta_data.h"
 
-#include "core/wire/tensor_proto.h"
+#include "core/protocols/tf_verbs_zero_copy/tensor_proto.h"
 
 namespace tensorwire::tf_verbs {
 

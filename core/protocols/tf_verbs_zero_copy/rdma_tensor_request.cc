@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "core/assert.h"
-#include "core/wire/tensor_proto.h"
+#include "core/protocols/tf_verbs_zero_copy/tensor_proto.h"
 
 namespace tensorwire::tf_verbs {
 

@@ -4,7 +4,7 @@
 
 #include "core/assert.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
-#include "core/wire/tensor_proto.h"
+#include "core/protocols/tf_verbs_zero_copy/tensor_proto.h"
 
 namespace tensorwire::tf_verbs {
 

@@ -1,0 +1,70 @@
+#include "core/protocols/realm_broadcast/realm_broadcast_protocol.h"
+
+#include "core/assert.h"
+
+namespace tensorwire::collectives {
+namespace {
+
+class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
+ public:
+  std::string_view name() const override { return "realm_collective_broadcast"; }
+  std::string_view summary() const override {
+    return "Realm collective broadcast copies (broadcast trees, IB buffers with reference "
+           "counts, pipelined producer/consumer flow control)";
+  }
+  ProtocolShape shape() const override { return ProtocolShape::kCollective; }
+  std::vector<std::string_view> workload_kinds() const override { return {"broadcast"}; }
+  std::vector<std::string_view> option_keys() const override { return {}; }
+  std::any default_options() const override { return RealmBroadcastOptions{}; }
+  std::any read_options(const OptionReader& /*reader*/) const override {
+    return RealmBroadcastOptions{};
+  }
+
+  std::vector<std::string_view> planted_bugs() const override {
+    std::vector<std::string_view> names;
+    for (PlantedCollectiveBug b : kPlantedCollectiveBugs) {
+      names.emplace_back(planted_collective_bug_name(b));
+    }
+    return names;
+  }
+  bool plant_bug(std::any& options, std::string_view bug) const override {
+    return planted_collective_bug_from_name(bug, options_of(options).planted_bug);
+  }
+  std::string planted_bug(const std::any& options) const override {
+    return planted_collective_bug_name(options_of(options).planted_bug);
+  }
+  // Its IB buffers are written with RDMA writes; each message needs a receive.
+  uint32_t receives_per_peer(const std::any& /*options*/) const override { return 0; }
+
+  std::unique_ptr<Rendezvous> make_rendezvous(RankEnv /*env*/,
+                                              const std::any& /*options*/) const override {
+    TW_UNREACHABLE("a collective has no per-pair rendezvous; the runner plans it as a whole");
+  }
+  // Its invariants (BroadcastInvariants) watch the transfer operations, which
+  // the broadcast runner attaches itself.
+  std::unique_ptr<ProtocolInvariants> make_invariants(
+      std::vector<const Rendezvous*> /*ranks*/) const override {
+    return nullptr;
+  }
+};
+
+}  // namespace
+
+const ProtocolDescriptor& realm_collective_broadcast_protocol() {
+  static const RealmCollectiveBroadcastProtocol protocol;
+  return protocol;
+}
+
+RealmBroadcastOptions& options_of(std::any& options) {
+  auto* o = std::any_cast<RealmBroadcastOptions>(&options);
+  TW_ASSERT_MSG(o != nullptr, "options of another protocol");
+  return *o;
+}
+
+const RealmBroadcastOptions& options_of(const std::any& options) {
+  const auto* o = std::any_cast<RealmBroadcastOptions>(&options);
+  TW_ASSERT_MSG(o != nullptr, "options of another protocol");
+  return *o;
+}
+
+}  // namespace tensorwire::collectives
