@@ -115,6 +115,7 @@ class EventQueue {
   std::unique_ptr<Scheduler> scheduler_;  // null: insertion order
   std::vector<HeapEntry> ready_;          // scratch for the scheduler path
   std::vector<ReadyEvent> ready_info_;
+  HeapEntry last_run_{0, 0, 0};           // the last event the insertion-order path ran
   TimeNs now_ns_ = 0;
   uint64_t next_sequence_ = 1;
   // The event running now, or the last one that ran: what is done between

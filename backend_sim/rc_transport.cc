@@ -1,5 +1,6 @@
 #include "backend_sim/rc_transport.h"
 
+#include "core/assert.h"
 #include "core/state_digest.h"
 
 #include <algorithm>
@@ -101,6 +102,8 @@ void RcTransport::set_handler(uint32_t rank, CompletionHandler handler) {
 }
 
 Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkRequest& wr) {
+  // SimNic::peer_of turned the handle into a peer: never the rank itself.
+  TW_ASSERT(rank < qps_.size() && peer < qps_.size() && rank != peer);
   QueuePair& qp = qps_[rank][peer];
   context_.events.use(SharedObject::queue_pair(rank, peer));
   if (!valid_opcode(wr.opcode)) {
@@ -117,11 +120,13 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
   const uint64_t seq = next_seq_++;
   qp.outstanding.emplace(seq, wr);
   qp.send_queue.push_back(seq);
+  TW_ASSERT(qp.outstanding.size() <= context_.cluster.send_queue_depth);
   pump(rank, peer);
   return {};
 }
 
 Status RcTransport::post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr) {
+  TW_ASSERT(rank < qps_.size() && peer < qps_.size() && rank != peer);
   QueuePair& qp = qps_[rank][peer];
   context_.events.use(SharedObject::queue_pair(rank, peer));
   if (qp.state == QpState::kError) {
@@ -153,7 +158,9 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   const uint64_t seq = qp.send_queue.front();
   qp.send_queue.pop_front();
   auto it = qp.outstanding.find(seq);
-  if (it == qp.outstanding.end()) return;
+  // Only a completion or an error erases a request, and an error clears the
+  // send queue with it: what is queued is outstanding.
+  TW_ASSERT_MSG(it != qp.outstanding.end(), "a queued work request is outstanding");
   const SendWorkRequest wr = it->second;
   // The NIC reads the request's registration and bytes.
   context_.events.use(SharedObject::memory(rank, wr.local.addr, wr.local.length));
@@ -173,7 +180,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
     // The error completion is ordered with the rank's other completions.
     context_.events.touch(rank);
     trace_error(rank, peer, work_opcode_name(wr.opcode), local);
-    complete_send(rank, peer, seq, context_.now(), CompletionStatus::kLocalProtectionError, 0);
+    fail_locally(rank, peer, seq);
     return;
   }
   if (context_.observer != nullptr) {
@@ -190,7 +197,9 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   arrival.seq = seq;
   arrival.wr = wr;
   arrival.payload.assign(source.begin(), source.end());
-  qps_[peer][rank].arrivals.push_back(std::move(arrival));
+  std::deque<Arrival>& arrivals = qps_[peer][rank].arrivals;
+  TW_ASSERT_MSG(arrivals.empty() || arrivals.back().seq < seq, "arrivals queue in posting order");
+  arrivals.push_back(std::move(arrival));
   qp.wire_busy = true;
   qp.flow_live = true;
   const TimeNs started = context_.now();
@@ -198,9 +207,25 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
                          [this, rank, peer, seq, started] { on_drained(rank, peer, seq, started); });
 }
 
+void RcTransport::fail_locally(uint32_t rank, uint32_t peer, uint64_t seq) {
+  QueuePair& qp = qps_[rank][peer];
+  TW_ASSERT(!qp.wire_busy && qp.failed_seq == 0 && qp.outstanding.count(seq) == 1);
+  // Nothing behind it goes on the wire: the QP is about to enter the error state.
+  qp.wire_busy = true;
+  if (qp.outstanding.begin()->first == seq) {
+    complete_send(rank, peer, seq, context_.now(), CompletionStatus::kLocalProtectionError, 0);
+    return;
+  }
+  // Requests ahead of it are on their way; the last of their completions
+  // delivers this one's (complete_send), keeping the QP's posting order.
+  qp.failed_seq = seq;
+}
+
 void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs started_ns) {
   context_.events.nic_work_on_send_queue(rank, peer);
   QueuePair& qp = qps_[rank][peer];
+  // An error cancels the flow, so a flow that drains is this QP's live one.
+  TW_ASSERT_MSG(qp.wire_busy && qp.flow_live, "a drained flow was on the wire");
   qp.wire_busy = false;
   qp.flow_live = false;
   const TimeNs latency = context_.cluster.nic_latency_ns;
@@ -375,6 +400,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
 void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs at,
                                 CompletionStatus status, uint32_t byte_len) {
   QueuePair& qp = qps_[rank][peer];
+  TW_ASSERT_MSG(at >= context_.now(), "a completion is never in the past");
   // Only the completion's time stamp is kept here (not reported as a use of
   // the queue pair: every caller already uses one end or the other).
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
@@ -385,6 +411,9 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
     context_.events.use(SharedObject::queue_pair(rank, peer));
     auto it = q.outstanding.find(seq);
     if (it == q.outstanding.end()) return;  // flushed when the QP broke
+    TW_ASSERT_MSG(seq > q.last_completed_seq,
+                  "a queue pair's work requests complete in posting order");
+    q.last_completed_seq = seq;
     Completion c;
     c.wr_id = it->second.wr_id;
     c.qp = QpHandle{peer + 1};
@@ -397,12 +426,17 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
     // The failing request completes first, then the QP flushes the rest.
     if (status != CompletionStatus::kSuccess) {
       enter_error(rank, peer, CompletionStatus::kWorkRequestFlushed);
+    } else if (q.failed_seq != 0 && q.outstanding.begin()->first == q.failed_seq) {
+      // The requests ahead of a locally failed one have all completed.
+      const uint64_t failed = std::exchange(q.failed_seq, 0);
+      complete_send(rank, peer, failed, context_.now(), CompletionStatus::kLocalProtectionError, 0);
     }
   });
 }
 
 void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion) {
   QueuePair& qp = qps_[rank][peer];
+  TW_ASSERT_MSG(at >= context_.now(), "a completion is never in the past");
   completion.qp = QpHandle{peer + 1};
   completion.peer = peer;
   // Completions of one QP never share a time stamp, so a scheduler that
@@ -440,9 +474,16 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
   }
   context_.events.cancel(qp.pump_event);
   qp.wire_busy = false;
+  qp.failed_seq = 0;  // flushed with the rest
   qp.send_queue.clear();
   // What this QP sent that the peer has not processed is lost with it.
   qps_[peer][rank].arrivals.clear();
+  // The flushes come after every completion already delivered, in seq order.
+  if (!qp.outstanding.empty()) {
+    TW_ASSERT_MSG(qp.outstanding.begin()->first > qp.last_completed_seq,
+                  "a queue pair's work requests complete in posting order");
+    qp.last_completed_seq = qp.outstanding.rbegin()->first;
+  }
   bool first = true;
   for (auto& [seq, wr] : qp.outstanding) {
     Completion c;
@@ -480,6 +521,7 @@ void RcTransport::break_pair(uint32_t a, uint32_t b) {
 }
 
 void RcTransport::crash(uint32_t rank) {
+  TW_ASSERT(rank < qps_.size());
   context_.crashed[rank] = true;
   for (uint32_t p = 0; p < qps_.size(); ++p) {
     if (p == rank) continue;
@@ -496,6 +538,7 @@ void RcTransport::digest(StateDigest& d) const {
   for (const auto& row : qps_) {
     for (const QueuePair& qp : row) {
       d.add(static_cast<uint64_t>(qp.state)).add(qp.wire_busy ? 1 : 0).add(qp.rnr_waiting ? 1 : 0);
+      d.add(qp.failed_seq);
       d.add(qp.outstanding.size());
       for (const auto& [seq, wr] : qp.outstanding) {
         d.add(seq);

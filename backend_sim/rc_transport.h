@@ -66,11 +66,21 @@ class RcTransport {
     std::deque<Arrival> arrivals;       // from the peer, in its posting order
     bool rnr_waiting = false;
     TimeNs last_completion_ns = -1;     // keeps this QP's completions strictly ordered
+    // The last work request of this end whose completion was delivered (or
+    // scheduled as a flush): a QP's requests complete in posting order.
+    uint64_t last_completed_seq = 0;
+    // A request the NIC could not read (a local protection error) while
+    // requests ahead of it were still on their way: it completes, in error,
+    // once they have (0: none).
+    uint64_t failed_seq = 0;
   };
 
   void pump(uint32_t rank, uint32_t peer);
   void start_read(uint32_t rank, uint32_t peer, uint64_t seq, const SendWorkRequest& wr);
   void on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs started_ns);
+  // Request `seq`, at the head of the send queue, failed the NIC's local
+  // checks: it completes in error after the requests ahead of it.
+  void fail_locally(uint32_t rank, uint32_t peer, uint64_t seq);
   void process_arrivals(uint32_t receiver, uint32_t sender);
   // Completion of the sender's work request `seq` at time `at`; an error
   // status also moves the QP to error when it is delivered.

@@ -3,6 +3,8 @@
 #include <memory>
 #include <utility>
 
+#include "core/assert.h"
+
 namespace tensorwire::sim {
 
 TimerId SimClock::schedule_after(TimeNs delay_ns, std::function<void()> callback) {
@@ -16,7 +18,8 @@ TimerId SimClock::schedule_after(TimeNs delay_ns, std::function<void()> callback
         callback();
       });
   *self_id = id.sequence;
-  timers_[id.sequence] = id;
+  const bool fresh = timers_.emplace(id.sequence, id).second;
+  TW_ASSERT_MSG(fresh, "event sequence numbers are unique");
   return TimerId{id.sequence};
 }
 

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "core/assert.h"
+
 namespace tensorwire::sim {
 
 SimCopyEngine::SimCopyEngine(SimContext& context, SimMemorySpace& memory, uint32_t rank)
@@ -40,6 +42,10 @@ Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffe
   const TimeNs latency = nvlink ? context_.cluster.nvlink_latency_ns : context_.cluster.pcie_latency_ns;
   const TimeNs start = std::max(context_.cpu_ready_ns(rank_), engine_free_ns_[gpu]);
   const TimeNs busy_ns = transfer_time_ns(static_cast<double>(bytes), bandwidth);
+  // One copy at a time per engine, in submission order: the engine's next
+  // free time only moves forward (the cluster's costs were validated >= 0).
+  TW_ASSERT_MSG(busy_ns >= 0 && latency >= 0, "a copy takes no negative time");
+  TW_ASSERT(start >= context_.now());
   engine_free_ns_[gpu] = start + busy_ns;
   const TimeNs end = start + busy_ns + latency;
   context_.stats[rank_].copy_engine_bytes += bytes;
@@ -72,6 +78,8 @@ Status SimCopyEngine::submit_host_copy(const Buffer& dst, uint64_t dst_offset, c
 void SimCopyEngine::schedule_copy(TimeNs end, const Buffer& dst, uint64_t dst_offset,
                                   const Buffer& src, uint64_t src_offset, uint64_t bytes,
                                   CopyDone done) {
+  TW_ASSERT_MSG(end >= context_.now(), "a copy completes no earlier than it was submitted");
+  TW_ASSERT(done != nullptr);
   context_.events.schedule_at(
       end, rank_, "copy", context_.events.what(dst.addr, dst_offset, src.addr, src_offset, bytes),
       [this, dst, dst_offset, src, src_offset, bytes, done = std::move(done)] {

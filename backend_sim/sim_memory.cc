@@ -5,6 +5,8 @@
 #include <iterator>
 #include <string>
 
+#include "core/assert.h"
+
 namespace tensorwire::sim {
 namespace {
 
@@ -58,14 +60,17 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
     return Status(StatusCode::kOutOfMemory, where + "simulated address space exhausted");
   }
   Buffer buffer{next_addr_[region], bytes, kind, device};
+  TW_ASSERT(buffer.addr % kAlignment == 0 && size >= bytes);
   next_addr_[region] += size;
   context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
   Allocation a{buffer, {}, 0, {}, {}, {}};
   if (context_.options.payload) {
     a.bytes.resize(bytes);
     payload_bytes_ += bytes;
+    TW_ASSERT(payload_bytes_ <= kPayloadLimitBytes);
   }
-  allocations_.emplace(buffer.addr, std::move(a));
+  const bool fresh = allocations_.emplace(buffer.addr, std::move(a)).second;
+  TW_ASSERT_MSG(fresh, "addresses are never reused");
   return buffer;
 }
 
@@ -73,6 +78,7 @@ void SimMemorySpace::free(const Buffer& buffer) {
   auto it = allocations_.find(buffer.addr);
   if (it == allocations_.end()) return;
   context_.events.use(SharedObject::memory(rank_, buffer.addr, aligned_size(it->second.buffer.length)));
+  TW_ASSERT_MSG(payload_bytes_ >= it->second.bytes.size(), "the bytes held never go negative");
   payload_bytes_ -= it->second.bytes.size();
   allocations_.erase(it);
 }
@@ -101,6 +107,8 @@ const Buffer* SimMemorySpace::find(uint64_t addr, uint64_t length) const {
 bool SimMemorySpace::materialize(Allocation& a) {
   if (a.bytes.size() == a.buffer.length) return true;
   if (a.buffer.length > kTimingOnlyBytesMax) return false;
+  // An allocation holds all of its bytes or none (payload mode: all, from the start).
+  TW_ASSERT(a.bytes.empty() && !context_.options.payload);
   a.bytes.resize(a.buffer.length);
   payload_bytes_ += a.buffer.length;
   mark_written(a, 0, a.buffer.length);
@@ -117,6 +125,7 @@ void SimMemorySpace::track_written(const Allocation& a, uint64_t offset, uint64_
   }
   if (length == 0 || offset >= a.bytes.size()) return;
   const uint64_t last = std::min<uint64_t>(offset + length, a.bytes.size()) - 1;
+  TW_ASSERT(last / kDigestBlockBytes < blocks);
   for (uint64_t b = offset / kDigestBlockBytes; b <= last / kDigestBlockBytes; ++b) {
     if (a.block_stale[b] != 0) continue;
     a.block_stale[b] = 1;
@@ -173,6 +182,7 @@ Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Bu
   if (Status st = check_range(src, src_offset, bytes, "cpu_copy src"); !st.is_ok()) return st;
   Allocation* d = find_allocation(dst);
   Allocation* s = find_allocation(src);
+  TW_ASSERT_MSG(d != nullptr && s != nullptr, "check_range found both inside live allocations");
   if (bytes > 0 && !d->bytes.empty() && !s->bytes.empty()) {
     mark_written(*d, (dst.addr - d->buffer.addr) + dst_offset, bytes);
     std::memmove(d->bytes.data() + (dst.addr - d->buffer.addr) + dst_offset,
@@ -192,6 +202,7 @@ Status SimMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
   context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   if (Status st = check_range(buffer, offset, data.size(), "write_bytes"); !st.is_ok()) return st;
   Allocation* a = find_allocation(buffer);
+  TW_ASSERT_MSG(a != nullptr, "check_range found it inside a live allocation");
   if (!data.empty() && materialize(*a)) {
     mark_written(*a, (buffer.addr - a->buffer.addr) + offset, data.size());
     std::memcpy(a->bytes.data() + (buffer.addr - a->buffer.addr) + offset, data.data(),
@@ -205,6 +216,7 @@ Status SimMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
   context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   if (Status st = check_range(buffer, offset, out.size(), "read_bytes"); !st.is_ok()) return st;
   Allocation* a = find_allocation(buffer);
+  TW_ASSERT_MSG(a != nullptr, "check_range found it inside a live allocation");
   if (a->bytes.size() != a->buffer.length) {
     return {StatusCode::kUnavailable, "read_bytes: timing-only mode holds no payload"};
   }

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "core/assert.h"
+
 namespace tensorwire::sim {
 namespace {
 constexpr uint64_t kPageBytes = 4096;
@@ -12,7 +14,9 @@ constexpr uint64_t kPageBytes = 4096;
 SimNic::SimNic(SimContext& context, RcTransport& transport, SimMemorySpace& memory,
                MemoryRegistry& registry, uint32_t rank)
     : context_(context), transport_(transport), memory_(memory), registry_(registry),
-      rank_(rank) {}
+      rank_(rank) {
+  TW_ASSERT(rank_ < context_.cluster.nodes);
+}
 
 Result<uint32_t> SimNic::peer_of(QpHandle qp, const char* call) const {
   if (qp.id == 0 || qp.id > context_.cluster.nodes || qp.id - 1 == rank_) {
@@ -54,11 +58,13 @@ Result<MemoryRegion> SimNic::register_memory(const Buffer& buffer, Access access
   const TimeNs cost = per_page > 0 && pages > static_cast<uint64_t>((kForever - base) / per_page)
                           ? kForever
                           : base + static_cast<TimeNs>(pages) * per_page;
+  TW_ASSERT_MSG(cost >= 0, "validated costs are never negative");
   context_.charge_cpu(rank_, cost, "register memory");
   context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   MemoryRegion region = registry_.add(*live == buffer ? buffer : Buffer{buffer.addr, buffer.length,
                                                                         live->kind, live->device},
                                       access);
+  TW_ASSERT(region.addr == buffer.addr && region.length == buffer.length);
   context_.stats[rank_].registrations += 1;
   context_.stats[rank_].registered_bytes += buffer.length;
   return region;

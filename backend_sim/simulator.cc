@@ -16,6 +16,7 @@
 #include "backend_sim/sim_memory.h"
 #include "backend_sim/sim_nic.h"
 #include "backend_sim/sim_observer.h"
+#include "core/assert.h"
 
 namespace tensorwire::sim {
 namespace {
@@ -68,6 +69,8 @@ class Simulator::Impl {
       clocks.push_back(std::make_unique<SimClock>(context, r));
       copy_engines.push_back(std::make_unique<SimCopyEngine>(context, *memories[r], r));
     }
+    TW_ASSERT(memories.size() == n && registries.size() == n && nics.size() == n &&
+              clocks.size() == n && copy_engines.size() == n);
   }
 
   SimContext context;
@@ -98,6 +101,8 @@ bool Simulator::step() { return impl_->context.events.run_next(); }
 void Simulator::run() {
   while (impl_->context.events.run_next()) {
   }
+  // The queue's count of live events agrees with its heap: none is left.
+  TW_ASSERT(impl_->context.events.empty());
 }
 
 void Simulator::run_until(TimeNs t) {

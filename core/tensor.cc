@@ -1,6 +1,15 @@
 #include "core/tensor.h"
 
 namespace tensorwire {
+namespace {
+
+// Data types are numbered 1..kLastDataType on the wire without gaps; the
+// range checks below walk that range.
+constexpr uint8_t kLastDataType = 9;
+static_assert(static_cast<uint8_t>(DataType::kFloat32) == 1 &&
+              static_cast<uint8_t>(DataType::kString) == kLastDataType);
+
+}  // namespace
 
 const char* data_type_name(DataType dtype) {
   switch (dtype) {
@@ -18,14 +27,14 @@ const char* data_type_name(DataType dtype) {
 }
 
 std::optional<DataType> data_type_from_name(std::string_view name) {
-  for (uint8_t raw = 1; raw <= 9; ++raw) {
+  for (uint8_t raw = 1; raw <= kLastDataType; ++raw) {
     auto dtype = static_cast<DataType>(raw);
     if (name == data_type_name(dtype)) return dtype;
   }
   return std::nullopt;
 }
 
-bool is_valid_data_type(uint8_t raw) { return raw >= 1 && raw <= 9; }
+bool is_valid_data_type(uint8_t raw) { return raw >= 1 && raw <= kLastDataType; }
 
 uint32_t data_type_size(DataType dtype) {
   switch (dtype) {

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/assert.h"
 #include "core/state_digest.h"
 #include "core/workload/tensor_content.h"
 
@@ -27,7 +28,9 @@ class WorkloadDriver::Impl {
  public:
   Impl(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
        std::vector<Rendezvous*> rendezvous)
-      : workload_(workload), seed_(seed), envs_(std::move(envs)), rdv_(std::move(rendezvous)) {}
+      : workload_(workload), seed_(seed), envs_(std::move(envs)), rdv_(std::move(rendezvous)) {
+    TW_ASSERT_MSG(envs_.size() == rdv_.size(), "one environment and one rendezvous per rank");
+  }
   // One rank's part: every rank index maps to the local env (so the rank
   // checks below stay as they are), and only the local rendezvous exists.
   Impl(const Workload& workload, uint64_t seed, RankId local, uint32_t world, RankEnv env,
@@ -112,6 +115,7 @@ class WorkloadDriver::Impl {
   bool is_local(RankId r) const { return !local_ || *local_ == r; }
 
   void schedule_phase(size_t step_index, size_t phase_index) {
+    TW_ASSERT(step_index < workload_.steps.size());
     const WorkloadStep& s = workload_.steps[step_index];
     TimeNs compute = phase_index < s.phases.size() ? s.phases[phase_index].compute_before_ns : 0;
     clock0().schedule_after(compute, [this, step_index, phase_index] {
@@ -215,7 +219,10 @@ class WorkloadDriver::Impl {
   }
 
   void do_send(size_t i) {
+    TW_ASSERT_MSG(phase_open_ && i < slots_.size(), "a Send of the open phase");
     const TensorTransfer& t = phase().transfers[i];
+    // start_phase failed the transfers with a bad rank; this process plays t.src.
+    TW_ASSERT(t.src < rdv_.size() && rdv_[t.src] != nullptr);
     uint64_t key = content_key(seed_, step().step_id, t.name);
     Tensor tensor = make_source(t, key);
     Status st;
@@ -249,7 +256,9 @@ class WorkloadDriver::Impl {
   }
 
   void do_recv(size_t i) {
+    TW_ASSERT_MSG(phase_open_ && i < slots_.size() && !slots_[i].done, "a Recv still to do");
     const TensorTransfer& t = phase().transfers[i];
+    TW_ASSERT(t.dst < rdv_.size() && rdv_[t.dst] != nullptr);
     size_t step_index = step_index_;
     size_t phase_index = phase_index_;
     record(i).recv_called_ns = envs_[t.dst].clock.now_ns();
@@ -260,7 +269,10 @@ class WorkloadDriver::Impl {
                       });
   }
 
-  TransferResult& record(size_t i) { return result_.steps.back().transfers[first_result_ + i]; }
+  TransferResult& record(size_t i) {
+    TW_ASSERT(!result_.steps.empty() && first_result_ + i < result_.steps.back().transfers.size());
+    return result_.steps.back().transfers[first_result_ + i];
+  }
 
   void on_recv_done(size_t step_index, size_t phase_index, size_t i, Status status,
                     Tensor tensor) {
@@ -333,6 +345,9 @@ class WorkloadDriver::Impl {
   }
 
   void complete_slot(size_t i) {
+    // Each of the phase's local Recvs completes once: recvs_left_ counts them down.
+    TW_ASSERT(i < slots_.size() && !slots_[i].done);
+    TW_ASSERT(recvs_left_ > 0);
     slots_[i].done = true;
     if (--recvs_left_ == 0) finish_phase();
   }
@@ -359,6 +374,7 @@ class WorkloadDriver::Impl {
   }
 
   void end_phase() {
+    TW_ASSERT(step_index_ < workload_.steps.size() && !result_.steps.empty());
     phase_open_ = false;
     size_t next_phase = phase_index_ + 1;
     if (next_phase < step().phases.size()) {

@@ -76,6 +76,32 @@ TEST(RcSemantics, BrokenQueuePairFlushesBothEnds) {
   EXPECT_EQ(f.sim().stats(0).rdma_writes, 0u);
 }
 
+// A queue pair's requests complete in posting order, errors included: a
+// request the NIC cannot read (here an lkey that names no region) while the
+// one ahead of it is still on its way completes after that one, and nothing
+// behind it goes on the wire. (Before, its error completion overtook the
+// request ahead, which was then flushed after it and never landed.)
+TEST(RcSemantics, ALocalErrorBehindARequestInFlightCompletesAfterIt) {
+  SimFixture f(two_nodes());
+  MemoryRegion src = f.region(0, 1 << 20, Access::kNone);
+  MemoryRegion dst = f.region(1, 1 << 20, kRw);
+  MemoryRegion unregistered = src;
+  unregistered.lkey = 0;
+  ASSERT_TRUE(f.write(0, 1, src, dst, 1 << 20, 1).is_ok());
+  ASSERT_TRUE(f.write(0, 1, unregistered, dst, 64, 2).is_ok());
+  ASSERT_TRUE(f.write(0, 1, src, dst, 64, 3).is_ok());
+  f.sim().run();
+  ASSERT_EQ(f.completions(0).size(), 3u);
+  EXPECT_EQ(f.completions(0)[0].completion.wr_id, 1u);
+  EXPECT_EQ(f.completions(0)[0].completion.status, CompletionStatus::kSuccess);
+  EXPECT_EQ(f.completions(0)[1].completion.wr_id, 2u);
+  EXPECT_EQ(f.completions(0)[1].completion.status, CompletionStatus::kLocalProtectionError);
+  EXPECT_EQ(f.completions(0)[2].completion.wr_id, 3u);
+  EXPECT_EQ(f.completions(0)[2].completion.status, CompletionStatus::kWorkRequestFlushed);
+  EXPECT_EQ(f.sim().stats(0).rdma_writes, 1u);
+  EXPECT_EQ(f.env(0).nic.queue_pair_state(f.env(0).nic.queue_pair_to(1)), QpState::kError);
+}
+
 TEST(RcSemantics, CrashedRankSilencesItselfAndFailsItsPeers) {
   Cluster c;
   c.nodes = 3;

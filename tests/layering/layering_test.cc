@@ -1,11 +1,13 @@
 // The layering rules of docs/ARCHITECTURE.md, checked against the source tree:
 // dependencies point down only, and the deterministic layers (core/, model/)
-// take no time, randomness or threads from the OS.
+// take no time, randomness or threads from the OS. Also the assertion density
+// of core/ and backend_sim/ (below).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -183,6 +185,66 @@ TEST(Layering, NoPointToPointProtocolIsNamedOutsideItsFolderAndTheRegistry) {
   }
   EXPECT_TRUE(v.empty()) << "only core/protocols/ and the registry name a protocol:\n"
                          << describe(v);
+}
+
+// Assertion density (TIGER_STYLE, issue 17): every .cc file under core/ and
+// backend_sim/ states what must hold, with at least one assertion per
+// kLinesPerAssertion lines. Kept simple on purpose:
+//   - lines: the file's lines as they are, blank and comment lines included;
+//   - assertions: uses of TW_ASSERT, TW_ASSERT_MSG, TW_UNREACHABLE and
+//     static_assert outside comments (core/assert.h's macros, the compiler's);
+//   - a file of L lines needs floor(L / kLinesPerAssertion) of them, so a file
+//     shorter than that needs none.
+// Headers are not counted. An assertion states a real invariant (a bound, a
+// state, an ordering, a size relation), never outside input: peer bytes,
+// files and flags get a Status.
+constexpr size_t kLinesPerAssertion = 120;
+const std::regex kAssertion(R"(\b(TW_ASSERT|TW_ASSERT_MSG|TW_UNREACHABLE|static_assert)\s*\()");
+
+size_t line_count(const std::string& text) {
+  size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  if (!text.empty() && text.back() != '\n') ++lines;  // a last line without newline
+  return lines;
+}
+
+size_t assertion_count(const std::string& text) {
+  const std::string code = strip_comments(text);
+  const std::sregex_iterator first(code.begin(), code.end(), kAssertion);
+  return static_cast<size_t>(std::distance(first, std::sregex_iterator()));
+}
+
+// "file: N lines, M assertions (needs K)" for each .cc under `dir` with too few.
+std::string too_few_assertions(const std::string& dir) {
+  std::string offenders;
+  for (const auto& file : sources_under(dir)) {
+    if (file.extension() != ".cc") continue;
+    const std::string text = read_file(file);
+    const size_t lines = line_count(text);
+    const size_t assertions = assertion_count(text);
+    const size_t needs = lines / kLinesPerAssertion;
+    if (assertions >= needs) continue;
+    offenders += "  " + fs::relative(file, kRoot).string() + ": " + std::to_string(lines) +
+                 " lines, " + std::to_string(assertions) + " assertions (needs " +
+                 std::to_string(needs) + ")\n";
+  }
+  return offenders;
+}
+
+TEST(Layering, CoreAndSimulatorSourcesAssertOncePer120Lines) {
+  const std::string offenders = too_few_assertions("core") + too_few_assertions("backend_sim");
+  EXPECT_TRUE(offenders.empty()) << "each .cc under core/ and backend_sim/ needs an assertion per "
+                                 << kLinesPerAssertion << " lines:\n"
+                                 << offenders;
+}
+
+TEST(Layering, AssertionCountSkipsCommentsAndCountsEveryKind) {
+  const std::string planted =
+      "// TW_ASSERT(in a comment)\n/* static_assert(nor here) */\n"
+      "TW_ASSERT(a);\nTW_ASSERT_MSG(b, \"why\");\nTW_UNREACHABLE(\"never\");\n"
+      "static_assert(sizeof(int) >= 2);\nnot_TW_ASSERT(c);";
+  EXPECT_EQ(assertion_count(planted), 4u);
+  EXPECT_EQ(line_count(planted), 7u);
+  EXPECT_EQ(line_count("one\ntwo\n"), 2u);
 }
 
 TEST(Layering, CheckerFlagsAPlantedViolation) {

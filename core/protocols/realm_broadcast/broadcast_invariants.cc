@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include "core/assert.h"
+
 namespace tensorwire::collectives {
 namespace {
 constexpr size_t kKeptViolations = 20;
@@ -24,6 +26,7 @@ void BroadcastInvariants::violate(std::string what) {
 }
 
 uint64_t BroadcastInvariants::min_consumer_read(uint32_t buffer) const {
+  TW_ASSERT(buffer < graph_.buffers.size());
   uint64_t m = std::numeric_limits<uint64_t>::max();
   for (uint32_t c : graph_.buffers[buffer].consumers) m = std::min(m, read_[c]);
   return m;
@@ -37,6 +40,7 @@ void BroadcastInvariants::on_ib_allocated(uint32_t buffer, uint64_t in_use, uint
 }
 
 void BroadcastInvariants::on_ib_freed(uint32_t buffer) {
+  TW_ASSERT(buffer < graph_.buffers.size());
   const TransferBuffer& b = graph_.buffers[buffer];
   if (freed_[buffer]) {
     violate(b.name() + ": freed twice");
@@ -54,6 +58,8 @@ void BroadcastInvariants::on_ib_freed(uint32_t buffer) {
 }
 
 void BroadcastInvariants::on_chunk_issued(uint32_t copy, uint64_t begin, uint64_t end) {
+  TW_ASSERT(copy < graph_.copies.size());
+  TW_ASSERT_MSG(begin < end, "a chunk moves at least one byte");
   const TransferCopy& c = graph_.copies[copy];
   const std::string what = "c" + std::to_string(copy) + " moving " + range(begin, end) + ": ";
   if (end > landed_[c.from]) {
@@ -85,10 +91,12 @@ void BroadcastInvariants::on_chunk_issued(uint32_t copy, uint64_t begin, uint64_
 }
 
 void BroadcastInvariants::on_chunk_done(uint32_t copy, uint64_t read) {
+  TW_ASSERT(copy < graph_.copies.size());
   read_[copy] = std::max(read_[copy], read);
 }
 
 void BroadcastInvariants::on_bytes_landed(uint32_t buffer, uint64_t written) {
+  TW_ASSERT(buffer < graph_.buffers.size());
   if (written > graph_.bytes) {
     violate(graph_.buffers[buffer].name() + ": " + std::to_string(written) +
             " bytes landed, the broadcast has " + std::to_string(graph_.bytes));
@@ -103,11 +111,14 @@ void BroadcastInvariants::on_bytes_landed(uint32_t buffer, uint64_t written) {
 }
 
 void BroadcastInvariants::on_copy_finished(uint32_t copy) {
+  TW_ASSERT(copy < graph_.copies.size());
   if (finished_[copy]) violate("c" + std::to_string(copy) + ": finished twice");
   finished_[copy] = true;
 }
 
 void BroadcastInvariants::on_destination_complete(uint32_t buffer, TimeNs) {
+  TW_ASSERT(buffer < graph_.buffers.size());
+  TW_ASSERT(graph_.buffers[buffer].role == BufferRole::kDestination);
   if (complete_[buffer]) violate(graph_.buffers[buffer].name() + ": completed twice");
   complete_[buffer] = true;
 }

@@ -4,6 +4,8 @@
 #include <map>
 #include <utility>
 
+#include "core/assert.h"
+
 namespace tensorwire::collectives {
 
 const char* broadcast_algorithm_name(BroadcastAlgorithm algorithm) {
@@ -45,6 +47,8 @@ class GraphBuilder {
   }
 
   void add_copy(uint32_t from, uint32_t to, PathHop hop) {
+    TW_ASSERT(from < graph_.buffers.size() && to < graph_.buffers.size() && from != to);
+    TW_ASSERT_MSG(!graph_.buffers[to].producer.has_value(), "every buffer is fed by one copy");
     TransferCopy c;
     c.id = static_cast<uint32_t>(graph_.copies.size());
     c.from = from;
@@ -126,6 +130,7 @@ Status aggregate(GraphBuilder& b, uint32_t root, const std::vector<uint32_t>& ta
 // A radix tree over `order` (order[0] already has the data): the parent of
 // order[i] is order[(i - 1) / radix]. Legs from one parent share predecessors.
 Status radix_tree(GraphBuilder& b, const std::vector<uint32_t>& order, uint32_t radix) {
+  TW_ASSERT_MSG(radix >= 1, "validated options: a tree's radix is at least 1");
   MergeMap merge;
   for (size_t i = 1; i < order.size(); ++i) {
     if (Status st = b.add_leg(order[(i - 1) / radix], order[i], &merge); !st.is_ok()) return st;
@@ -223,6 +228,7 @@ Status size_ib_buffers(TransferGraph& g, const BroadcastOptions& o) {
     }
     uint64_t size = wanted;
     const uint64_t n = count[b.memory];
+    TW_ASSERT(n >= 1);  // b itself is one of them
     if (size > o.ib_pool_bytes / n) {
       size = o.ib_pool_bytes / n / o.min_chunk_bytes * o.min_chunk_bytes;
       if (size == 0) {
@@ -232,6 +238,9 @@ Status size_ib_buffers(TransferGraph& g, const BroadcastOptions& o) {
                     std::to_string(o.min_chunk_bytes) + " bytes each"};
       }
     }
+    // Empty rings only for an empty broadcast; together they fit the pool.
+    TW_ASSERT((size > 0 || g.bytes == 0) && size <= g.bytes);
+    TW_ASSERT_MSG(size * n <= o.ib_pool_bytes, "a memory's IB rings fit its pool");
     b.ring_bytes = size;
   }
   return {};
@@ -276,9 +285,9 @@ Result<TransferGraph> plan_broadcast(const ClusterTopology& topology, MemoryId s
   }
   if (!st.is_ok()) return st;
   if (st = size_ib_buffers(b.graph(), options); !st.is_ok()) return st;
-  if (std::string why = b.graph().validate(); !why.empty()) {
-    return Status(StatusCode::kInternal, "planner built a malformed transfer graph: " + why);
-  }
+  // Any options and memories accepted above give a well-formed graph: one
+  // that does not is a bug of the planner, not of its input.
+  TW_ASSERT_MSG(b.graph().validate().empty(), "the planner built a malformed transfer graph");
   return std::move(b.graph());
 }
 

@@ -9,6 +9,8 @@
 #include <map>
 #include <utility>
 
+#include "core/assert.h"
+
 namespace tensorwire::collectives {
 namespace {
 
@@ -116,6 +118,7 @@ std::vector<Vertex> path_in_tree(const std::vector<Vertex>& pred, Vertex src, Ve
     if (pred[v] == v) return {};
     v = pred[v];
     path.push_back(v);
+    TW_ASSERT_MSG(path.size() <= pred.size(), "a shortest-path tree has no cycle");
   }
   std::reverse(path.begin(), path.end());
   return path;
@@ -151,6 +154,8 @@ ClusterTopology::ClusterTopology(Cluster cluster)
              {0, 0, link_rx(n, gr.links_per_node), cluster_.nic_bandwidth_bytes_per_s});
   }
   add_node_memories(gr.local, 0, 0, cluster_, gr.links_per_node);
+  TW_ASSERT(boost::num_vertices(gr.cluster) == sw + 1);
+  TW_ASSERT(boost::num_vertices(gr.local) == G + 1);
 }
 
 ClusterTopology::~ClusterTopology() = default;
@@ -168,6 +173,7 @@ MemoryKind ClusterTopology::kind_of(MemoryId m) const {
 }
 
 PathHop ClusterTopology::same_memory_hop(MemoryId m) const {
+  TW_ASSERT(contains(m));
   PathHop hop;
   hop.from = m;
   hop.to = m;
@@ -219,6 +225,7 @@ std::optional<MemoryPath> ClusterTopology::find_fastest_path(MemoryId src, Memor
   hop.from = src;
   for (size_t i = 1; i < vertices.size(); ++i) {
     const auto [e, found] = boost::edge(vertices[i - 1], vertices[i], g);
+    TW_ASSERT_MSG(found, "consecutive vertices of a shortest path share an edge");
     const EdgeProps& p = g[e];
     hop.latency_ns += p.latency_ns;
     if (p.link >= 0) {
@@ -234,12 +241,15 @@ std::optional<MemoryPath> ClusterTopology::find_fastest_path(MemoryId src, Memor
       hop.from = *m;
     }
   }
+  // The last vertex is dst's memory: the path ends with a whole hop into it.
+  TW_ASSERT(!path.hops.empty() && path.hops.front().from == src && path.hops.back().to == dst);
   return path;
 }
 
 uint32_t ClusterTopology::link_count() const { return cluster_.nodes * graphs_->links_per_node; }
 
 std::string ClusterTopology::link_name(LinkId link) const {
+  TW_ASSERT(link.value < link_count());
   const uint32_t per = graphs_->links_per_node;
   const uint32_t node = link.value / per;
   const uint32_t which = link.value % per;

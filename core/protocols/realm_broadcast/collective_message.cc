@@ -5,6 +5,12 @@
 namespace tensorwire::collectives {
 namespace {
 
+// The layout below, field by field, fills the wire size; decode() knows the
+// two types by their wire values.
+static_assert(CollectiveMessage::kWireBytes == 4 + 4 + 8 + 8 + 4 + 4);
+static_assert(static_cast<uint32_t>(CollectiveMessageType::kIbReady) == 1 &&
+              static_cast<uint32_t>(CollectiveMessageType::kBytesRead) == 2);
+
 void put(std::array<std::byte, CollectiveMessage::kWireBytes>& out, size_t at, uint64_t v, size_t n) {
   for (size_t i = 0; i < n; ++i) out[at + i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/assert.h"
+
 namespace tensorwire::collectives {
 
 Result<uint64_t> IBMemory::do_alloc(uint64_t bytes, uint32_t consumers) {
@@ -26,8 +28,10 @@ Result<uint64_t> IBMemory::do_alloc(uint64_t bytes, uint32_t consumers) {
                   "IB pool of " + std::to_string(pool_bytes_) + " bytes has no free range of " +
                       std::to_string(bytes) + " bytes (" + std::to_string(in_use_) + " in use)");
   }
+  TW_ASSERT_MSG(candidate + bytes <= pool_bytes_, "a block lies inside the pool");
   blocks_[candidate] = {bytes, consumers};
   in_use_ += bytes;
+  TW_ASSERT_MSG(in_use_ <= pool_bytes_, "blocks never overlap, so their sum fits the pool");
   peak_ = std::max(peak_, in_use_);
   return candidate;
 }
@@ -38,7 +42,9 @@ Result<bool> IBMemory::do_free(uint64_t offset) {
     return Status(StatusCode::kNotFound,
                   "IB block at offset " + std::to_string(offset) + " is not allocated (double free?)");
   }
+  TW_ASSERT_MSG(it->second.ref_count > 0, "a block is erased with its last reference");
   if (--it->second.ref_count > 0) return false;
+  TW_ASSERT(in_use_ >= it->second.bytes);
   in_use_ -= it->second.bytes;
   blocks_.erase(it);
   return true;

@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include "core/assert.h"
+
 namespace tensorwire::collectives {
 namespace {
 
@@ -13,7 +15,10 @@ constexpr uint32_t kRecvSlotsPerPeer = 256;  // each write-with-imm consumes one
 constexpr uint32_t kSendSlotsPerPeer = 64;
 constexpr uint64_t kSlotBytes = CollectiveMessage::kWireBytes;
 
+static_assert(static_cast<uint64_t>(WrKind::kChunkWrite) <= 0xff, "a kind fits its 8 bits");
+
 uint64_t make_wr_id(WrKind kind, RankId peer, uint32_t index) {
+  TW_ASSERT_MSG(peer <= 0xffffff, "a rank fits the 24 bits of a work request id");
   return (static_cast<uint64_t>(kind) << 56) | (static_cast<uint64_t>(peer & 0xffffff) << 32) | index;
 }
 WrKind wr_kind(uint64_t id) { return static_cast<WrKind>(id >> 56); }
@@ -180,6 +185,7 @@ Status TransferOperation::place_ib_pool(const MemoryId& memory, const std::vecto
     if (!offset) return {offset.status().code(), b.name() + ": " + offset.status().message()};
     buffers_[id].pool_offset = *offset;
     if (b.ring_bytes > 0) end = std::max(end, *offset + b.ring_bytes);
+    TW_ASSERT_MSG(end <= pool.ib.pool_bytes(), "an IB buffer lies inside its pool");
     if (observer_ != nullptr) {
       observer_->on_ib_allocated(id, pool.ib.bytes_in_use(), pool.ib.pool_bytes());
     }
@@ -216,6 +222,8 @@ std::vector<RankId> TransferOperation::plan_copies() {
     const auto& consumers = graph_.buffers[c.from].consumers;
     s.in_consumer_index =
         static_cast<uint32_t>(std::find(consumers.begin(), consumers.end(), c.id) - consumers.begin());
+    // start() validated the graph: a copy is listed among its input's consumers.
+    TW_ASSERT(s.in_consumer_index < consumers.size());
   }
   std::sort(peer_ranks.begin(), peer_ranks.end());
   peer_ranks.erase(std::unique(peer_ranks.begin(), peer_ranks.end()), peer_ranks.end());
@@ -306,6 +314,9 @@ void TransferOperation::try_issue(uint32_t copy) {
   BufferState& in = buffers_.at(c.from);
   const uint64_t in_ring = graph_.buffers[c.from].ring_bytes;
   const uint64_t out_ring = graph_.buffers[c.to].ring_bytes;
+  // Instances hold all `total` bytes and the planner gives every IB ring of a
+  // non-empty broadcast at least one: no ring offset below divides by zero.
+  TW_ASSERT_MSG(in_ring > 0 && out_ring > 0, "a non-empty broadcast has non-empty rings");
   while (s.inflight.size() < options_.max_inflight_chunks && s.issued < total) {
     const uint64_t limit = downstream_limit(copy);
     const uint64_t space = limit > s.issued ? limit - s.issued : 0;
@@ -353,6 +364,10 @@ void TransferOperation::on_chunk_complete(uint32_t copy, Status status) {
     return;
   }
   CopyState& s = copies_.at(copy);
+  // Every chunk this operation issues gets one completion (the copy engine's
+  // done or the NIC's completion of its write), so this is reached only by a
+  // completion someone else posted on this rank's NIC with an id that looks
+  // like a chunk write of ours (see on_completion): outside input, an error.
   if (s.inflight.empty()) {
     fail({StatusCode::kInternal, "copy " + std::to_string(copy) + " completed a chunk it never issued"});
     return;
@@ -360,6 +375,7 @@ void TransferOperation::on_chunk_complete(uint32_t copy, Status status) {
   const auto [len, issued_at] = s.inflight.front();
   s.inflight.pop_front();
   s.completed += len;
+  TW_ASSERT(s.completed <= s.issued && s.completed <= graph_.bytes);
   const TransferCopy& c = graph_.copies[copy];
   const TimeNs now = env_.clock.now_ns();
   env_.trace.slice("collective c" + std::to_string(copy) + " " + c.hop.from.name() + " -> " +
@@ -385,6 +401,7 @@ void TransferOperation::on_read_progress(uint32_t buffer) {
   const TransferBuffer& b = graph_.buffers[buffer];
   if (b.role != BufferRole::kIB || !b.producer) return;  // instances never refill
   BufferState& s = buffers_.at(buffer);
+  TW_ASSERT_MSG(!s.consumer_read.empty(), "an IB buffer has a consumer");
   uint64_t read = s.consumer_read.front();
   for (uint64_t r : s.consumer_read) {
     read = bug_ == PlantedCollectiveBug::kMaxConsumerRead ? std::max(read, r) : std::min(read, r);
@@ -409,6 +426,7 @@ void TransferOperation::on_written(uint32_t buffer) {
   for (uint32_t consumer : b.consumers) try_issue(consumer);
   if (b.role == BufferRole::kDestination && !s.complete && s.written == graph_.bytes) {
     s.complete = true;
+    TW_ASSERT(destinations_unfinished_ > 0);
     --destinations_unfinished_;
     destination_done_ns_[buffer] = env_.clock.now_ns();
     if (observer_ != nullptr) observer_->on_destination_complete(buffer, env_.clock.now_ns());
@@ -419,6 +437,7 @@ void TransferOperation::finish_copy(uint32_t copy) {
   CopyState& s = copies_.at(copy);
   if (s.finished) return;
   s.finished = true;
+  TW_ASSERT(copies_unfinished_ > 0);
   --copies_unfinished_;
   if (observer_ != nullptr) observer_->on_copy_finished(copy);
   const uint32_t from = graph_.copies[copy].from;
@@ -426,6 +445,7 @@ void TransferOperation::finish_copy(uint32_t copy) {
   if (b.role != BufferRole::kIB) return;
   BufferState& in = buffers_.at(from);
   if (in.freed) return;  // only with PlantedCollectiveBug::kFreeAtFirstConsumer
+  TW_ASSERT_MSG(in.pool_offset.has_value(), "an IB buffer was placed in its pool");
   Pool& pool = pools_.at(b.memory);
   Result<bool> freed = pool.ib.do_free(*in.pool_offset);
   while (freed.is_ok() && !*freed && bug_ == PlantedCollectiveBug::kFreeAtFirstConsumer) {
@@ -529,6 +549,7 @@ void TransferOperation::send_message(RankId peer, const CollectiveMessage& m) {
   }
   const uint32_t slot = p.free_slots.back();
   p.free_slots.pop_back();
+  TW_ASSERT(slot < kSendSlotsPerPeer);
   const auto bytes = m.encode();
   const Buffer slot_buffer{p.send_slots.addr + slot * kSlotBytes, kSlotBytes, p.send_slots.kind, 0};
   std::span<std::byte> view = env_.memory.host_view(slot_buffer);
@@ -568,6 +589,10 @@ void TransferOperation::flush_pending(RankId peer) {
   }
 }
 
+// The NIC's completion handler is this operation's, but the NIC may have
+// another user on this rank (tests play a misbehaving peer through it), so a
+// completion this operation never asked for is outside input: it fails the
+// operation (kInternal), it is not an assertion.
 void TransferOperation::on_completion(const Completion& c) {
   if (peers_.count(c.peer) == 0) {
     fail({StatusCode::kInternal, "completion from rank " + std::to_string(c.peer) + ", not a peer"});

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/assert.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
 
 namespace tensorwire::tf_verbs {
@@ -16,13 +17,16 @@ RdmaChannel::RdmaChannel(RankId peer, Nic& nic, MemorySpace& memory, RdmaMemoryM
       memory_mgr_(memory_mgr),
       qp_(nic.queue_pair_to(peer)),
       ring_size_(std::max<uint32_t>(ring_size, 1)),
-      slot_bytes_(wire::max_encoded_size()) {}
+      slot_bytes_(wire::max_encoded_size()) {
+  TW_ASSERT_MSG(peer != nic.rank() && peer < nic.world_size(), "a channel connects two ranks");
+}
 
 Status RdmaChannel::start() {
   auto ring = memory_mgr_.allocate_registered(MemoryKind::kHostPinned, 0,
                                               slot_bytes_ * ring_size_, Access::kLocalWrite);
   if (!ring.is_ok()) return ring.status();
   ring_ = *ring;
+  TW_ASSERT_MSG(ring_.region.has_value(), "the ring is registered: the NIC writes into it");
   for (uint32_t slot = 0; slot < ring_size_; ++slot) {
     Status st = repost(slot);
     if (!st.is_ok()) return st;
@@ -75,6 +79,7 @@ Status RdmaChannel::add_message_chunk() {
   auto chunk = memory_mgr_.allocate_registered(
       MemoryKind::kHostPinned, 0, slot_bytes_ * kMessageSlotsPerChunk, Access::kNone);  // send-only
   if (!chunk.is_ok()) return chunk.status();
+  TW_ASSERT_MSG(chunk->region.has_value(), "message buffers are registered: the NIC reads them");
   uint64_t first = chunks_.size() * kMessageSlotsPerChunk;
   chunks_.push_back(*chunk);
   // Hand out low slots first (deterministic, and keeps the working set small).
@@ -102,11 +107,15 @@ Status RdmaChannel::send_message(const wire::RdmaMessage& message) {
 }
 
 Status RdmaChannel::post_in_free_slot(const wire::RdmaMessage& message) {
+  TW_ASSERT(!free_slots_.empty());
   uint64_t slot = free_slots_.back();
+  TW_ASSERT(slot < message_slots_total());
   const RegisteredBuffer& chunk = chunks_[slot / kMessageSlotsPerChunk];
   uint64_t offset = (slot % kMessageSlotsPerChunk) * slot_bytes_;
   size_t bytes = wire::encoded_size(message);
-  if (bytes > slot_bytes_) return {StatusCode::kInvalidArgument, "control message too large"};
+  // send_message checked every message, backlogged ones included, before
+  // it got here.
+  TW_ASSERT_MSG(bytes <= slot_bytes_, "a control message fits its slot");
   Buffer slot_buffer = chunk.buffer;  // the one slot the message is written into
   slot_buffer.addr += offset;
   slot_buffer.length = slot_bytes_;
@@ -116,6 +125,7 @@ Status RdmaChannel::post_in_free_slot(const wire::RdmaMessage& message) {
   if (view.size() >= slot_bytes_) {
     Result<size_t> n = wire::encode(message, view);
     if (!n.is_ok()) return n.status();
+    TW_ASSERT(*n == bytes);
     bytes = *n;
   }
   free_slots_.pop_back();
@@ -136,6 +146,7 @@ Status RdmaChannel::message_sent(uint64_t slot) {
     return Status::ok();
   }
   free_slots_.push_back(slot);
+  TW_ASSERT_MSG(free_slots_.size() <= message_slots_total(), "a slot is freed once per send");
   if (backlog_.empty() || (broken() && !draining_)) return Status::ok();
   wire::RdmaMessage next = std::move(backlog_.front());
   backlog_.pop_front();

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "core/assert.h"
+
 namespace tensorwire::wire {
 
 namespace {
@@ -16,16 +18,21 @@ class ByteWriter {
  public:
   explicit ByteWriter(std::span<std::byte> out) : out_(out) {}
   size_t offset() const { return pos_; }
-  void u8(uint8_t v) { out_[pos_++] = std::byte{v}; }
+  void u8(uint8_t v) {
+    TW_ASSERT(pos_ < out_.size());
+    out_[pos_++] = std::byte{v};
+  }
   void u16(uint16_t v) { le(v, 2); }
   void u32(uint32_t v) { le(v, 4); }
   void u64(uint64_t v) { le(v, 8); }
   void bytes(const std::string& s) {
+    TW_ASSERT(s.size() <= out_.size() - pos_);
     for (char c : s) out_[pos_++] = static_cast<std::byte>(c);
   }
 
  private:
   void le(uint64_t v, int n) {
+    TW_ASSERT_MSG(static_cast<size_t>(n) <= out_.size() - pos_, "encode() sized the output first");
     for (int i = 0; i < n; ++i) out_[pos_++] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
   }
   std::span<std::byte> out_;
@@ -87,6 +94,7 @@ class ByteReader {
     uint64_t v = 0;
     for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
     pos_ += static_cast<size_t>(n);
+    TW_ASSERT_MSG(pos_ <= in_.size(), "a read never passes the end of the input");
     return v;
   }
 
@@ -104,6 +112,8 @@ constexpr size_t kFixedBytes = 1 /*format*/ + 1 /*type*/ + 2 /*name_size*/ + 8 /
 static_assert(kMaxNameBytes <= std::numeric_limits<uint16_t>::max());
 static_assert(kMaxErrorMessageBytes <= std::numeric_limits<uint16_t>::max());
 static_assert(kMaxDims <= std::numeric_limits<uint8_t>::max());
+// The fixed fields of the layout in README.md, byte by byte.
+static_assert(kFixedBytes == 42);
 
 bool is_valid_status_code(int raw) {
   // status_code_name() names every code and answers "UNKNOWN" otherwise, so
@@ -360,6 +370,7 @@ Result<size_t> encode(const RdmaMessage& m, std::span<std::byte> out) {
   w.u8(static_cast<uint8_t>(m.error_code));
   w.u16(static_cast<uint16_t>(m.error_message.size()));
   w.bytes(m.error_message);
+  TW_ASSERT_MSG(w.offset() == size, "encoded_size() is the exact size encode() writes");
   return w.offset();
 }
 
@@ -382,6 +393,9 @@ Result<RdmaMessage> decode(std::span<const std::byte> in) {
   }
   std::string problem = meta_data_problem(m);
   if (!problem.empty()) return r.malformed("tensor_bytes", tensor_bytes_at, problem);
+  // What decode() accepts, encode() reproduces byte for byte: same size,
+  // within the ring slot (max_encoded_size()).
+  TW_ASSERT(encoded_size(m) == in.size() && in.size() <= max_encoded_size());
   return m;
 }
 

@@ -21,6 +21,7 @@
 #include "core/protocols/tf_verbs_zero_copy/rdma_tensor_request.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_tensor_response.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
+#include "core/assert.h"
 #include "core/protocols/tf_verbs_zero_copy/request_index_allocator.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_message.h"
 
@@ -87,6 +88,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     }
     // Only now: a start() that failed half-way leaves send/recv refusing work
     // instead of finding some peers without a channel.
+    TW_ASSERT_MSG(channels_.size() + 1 == env_.nic.world_size(), "a channel to every other rank");
     started_ = true;
     return Status::ok();
   }
@@ -172,6 +174,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       index = requests_.begin()->first;
       requests_.erase(requests_.begin());
     }
+    // The allocator never hands out an index still outstanding (the planted
+    // bug took the old request's place above).
+    TW_ASSERT_MSG(requests_.count(*index) == 0, "a request_index names one outstanding request");
     uint64_t serial = next_serial_++;
     auto request = std::make_unique<RdmaTensorRequest>(*this, *index, src, std::move(n), step_id,
                                                        args, std::move(done));
@@ -182,7 +187,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   }
 
   Status fail_send(std::string_view name, uint64_t step_id, Status why) {
-    if (why.is_ok()) why = Status(StatusCode::kInternal, "send failed");
+    // A precondition of the seam (core/rendezvous.h): the caller says why its
+    // Send failed. An ok `why` would reach the peer as an ERROR_STATUS of OK.
+    TW_ASSERT_MSG(!why.is_ok(), "fail_send reports why the Send failed");
     TensorKey key{std::string(name), step_id};
     if (sent_.count(key)) {
       return {StatusCode::kInvalidArgument,
@@ -372,6 +379,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     std::optional<RdmaTensorRequest::Completion> completion = it->second.request->take_completion();
     if (it->second.request->finished()) {
       requests_.erase(it);
+      TW_ASSERT_MSG(indices_.is_outstanding(index), "a live request holds its request_index");
       indices_.release(index);
     }
     // Last: the callback may call back into the rendezvous.
@@ -384,7 +392,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     auto it = responses_.find(id);
     if (it == responses_.end() || !it->second->finished()) return;
     RdmaTensorResponse& r = *it->second;
-    response_by_request_.erase({r.peer(), r.request_index()});
+    const size_t indexed = response_by_request_.erase({r.peer(), r.request_index()});
+    TW_ASSERT_MSG(indexed == 1, "every live response is found by (peer, request_index)");
     auto parked = parked_.find({r.name(), r.step_id()});
     if (parked != parked_.end()) {
       std::erase(parked->second, id);
@@ -522,7 +531,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
           return;
         }
         uint64_t id = found->second;
-        RdmaTensorResponse& r = *responses_.at(id);
+        auto response = responses_.find(id);
+        TW_ASSERT_MSG(response != responses_.end(), "response_by_request_ names live responses");
+        RdmaTensorResponse& r = *response->second;
         if (r.name() != m.name || r.step_id() != m.step_id) {
           ++stats_.protocol_errors;
           return;
@@ -537,6 +548,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
           ++stats_.stale_messages;
           return;
         }
+        // The peer's bytes: decode() accepts an ERROR_STATUS with code OK, so
+        // this stays an error value (kInternal) rather than an assertion.
         StatusCode code = m.error_code == StatusCode::kOk ? StatusCode::kInternal : m.error_code;
         r->RecvErrorStatus(Status(code, "rank " + std::to_string(ch.peer()) + ": " +
                                             m.error_message));
@@ -554,7 +567,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       return;
     }
     uint64_t id = next_response_id_++;
-    responses_.emplace(id, std::make_unique<RdmaTensorResponse>(*this, id, ch.peer(), m));
+    const bool fresh =
+        responses_.emplace(id, std::make_unique<RdmaTensorResponse>(*this, id, ch.peer(), m)).second;
+    TW_ASSERT_MSG(fresh, "response ids are never reused");
     response_by_request_.emplace(by_request, id);
     RdmaTensorResponse& r = *responses_.at(id);
     TensorKey key{m.name, m.step_id};
@@ -584,6 +599,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   }
 
   void fail_channel(RdmaChannel& ch, Status why) {
+    // Callers pass a failed completion's or a failed post's error, or the
+    // malformed message: requests and responses fail with it.
+    TW_ASSERT(!why.is_ok());
     if (ch.broken()) {
       // Closed by us and still sending its last answers, the queue pair now
       // failed as well: what it had not sent never will be.
@@ -606,6 +624,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       }
     }
     const std::vector<SendWorkRequest> unposted = ch.mark_broken(why, queue_pair_works);
+    TW_ASSERT(ch.broken() && ch.draining() == queue_pair_works);
     ++stats_.channel_failures;
     env_.trace.instant(track_, "channel failed", env_.clock.now_ns(),
                        "rank " + std::to_string(ch.peer()) + ": " + why.to_string());

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/assert.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_imm_data.h"
 #include "core/protocols/tf_verbs_zero_copy/tensor_proto.h"
 
 namespace tensorwire::tf_verbs {
@@ -37,7 +38,10 @@ RdmaTensorRequest::RdmaTensorRequest(RdmaProtocolEnv& env, uint32_t request_inde
       name_(std::move(name)),
       step_id_(step_id),
       args_(args),
-      done_(std::move(done)) {}
+      done_(std::move(done)) {
+  // The allocator hands out only indices an immediate can carry.
+  TW_ASSERT(!is_reserved_imm(request_index_));
+}
 
 RdmaTensorRequest::~RdmaTensorRequest() {
   if (state_ != State::kFinished) release_buffers(/*discard=*/true);
@@ -92,6 +96,10 @@ Status RdmaTensorRequest::allocate(const RdmaTensorMetaData& meta) {
     }
     proxy_ = *proxy;
   }
+  // A destination the peer can write into: registered, and as long as the content.
+  const std::optional<RegisteredBuffer>& dest = proxy_ ? proxy_ : result_;
+  TW_ASSERT(dest.has_value() && dest->region.has_value());
+  TW_ASSERT(dest->buffer.length == meta.byte_size());
   allocated_meta_ = meta;
   return Status::ok();
 }
@@ -249,6 +257,7 @@ void RdmaTensorRequest::RecvTensorContent(uint32_t byte_len) {
     copy_out_of_proxy(std::move(tensor), expected);
     return;
   }
+  TW_ASSERT_MSG(result_.has_value(), "an allocated request has a destination");
   tensor.buffer = result_->buffer;
   result_.reset();  // the caller owns it now, until release()
   complete(Status::ok(), std::move(tensor));
@@ -260,9 +269,15 @@ void RdmaTensorRequest::deliver_strings(Tensor tensor, const RdmaTensorMetaData&
   uint64_t elements = meta.tensor_shape.num_elements().value_or(0);
   MemorySpace& memory = env_.env().memory;
   ++env_.stats().cpu_copies;
+  TW_ASSERT(result_.has_value());
   if (memory.holds_payload()) {
     std::span<std::byte> view = memory.host_view(result_->buffer);
     if (view.size() < expected) {
+      // allocate() sized the proto buffer to the meta-data, and a memory
+      // holding payload views all of a host buffer: only the planted bug that
+      // keeps the old buffer for new meta-data gets here. It stays an error
+      // value so that the model checker reports that bug instead of aborting.
+      TW_ASSERT(env_.options().planted_bug == PlantedBug::kNoReallocOnSizeChange);
       complete(Status(StatusCode::kInternal, "proto buffer has no host view"), {});
       finish(false);
       return;
@@ -284,6 +299,8 @@ void RdmaTensorRequest::deliver_strings(Tensor tensor, const RdmaTensorMetaData&
 }
 
 void RdmaTensorRequest::copy_out_of_proxy(Tensor tensor, uint64_t expected) {
+  // A GPU the NIC cannot reach: the content landed in the host proxy.
+  TW_ASSERT(proxy_.has_value() && device_result_.has_value());
   if (expected == 0) {
     tensor.buffer = *device_result_;
     device_result_.reset();  // the caller owns it now
@@ -310,6 +327,7 @@ void RdmaTensorRequest::copy_out_of_proxy(Tensor tensor, uint64_t expected) {
 
 void RdmaTensorRequest::on_copy_done(Status status) {
   if (state_ != State::kCopying) return;
+  TW_ASSERT_MSG(proxy_.has_value() && allocated_meta_.has_value(), "a copy out of the proxy runs");
   RdmaMemoryMgr& mgr = env_.memory_mgr();
   if (fail_after_copy_) {
     mgr.discard(proxy_->buffer);
@@ -318,6 +336,7 @@ void RdmaTensorRequest::on_copy_done(Status status) {
   }
   proxy_.reset();
   if (!done_delivered() && status.is_ok()) {
+    TW_ASSERT(device_result_.has_value());
     Tensor tensor;
     tensor.dtype = allocated_meta_->data_type;
     tensor.shape = allocated_meta_->tensor_shape;
@@ -339,9 +358,10 @@ void RdmaTensorRequest::RecvErrorStatus(const Status& error) {
     ++env_.stats().protocol_errors;
     return;
   }
-  complete(error.is_ok() ? Status(StatusCode::kInternal, "ERROR_STATUS without an error")
-                         : error,
-           {});
+  // The rendezvous turns an ERROR_STATUS that carries OK (a peer's bytes)
+  // into kInternal before it gets here.
+  TW_ASSERT_MSG(!error.is_ok(), "an ERROR_STATUS fails the request");
+  complete(error, {});
   finish(false);
 }
 
@@ -402,6 +422,7 @@ void RdmaTensorRequest::complete(Status status, Tensor tensor) {
                              name_ + ": " + status.to_string());
   }
   completion_ = Completion{std::move(done_), std::move(status), std::move(tensor)};
+  TW_ASSERT(done_delivered());
 }
 
 void RdmaTensorRequest::finish(bool discard) {
@@ -418,6 +439,8 @@ void RdmaTensorRequest::finish(bool discard) {
 namespace tensorwire::tf_verbs {
 
 void RdmaTensorRequest::set_state(State next) {
+  static_assert(static_cast<size_t>(State::kFinished) + 1 == RendezvousStats::kRequestStates,
+                "the transition table counts every state");
   const size_t from = static_cast<size_t>(state_);
   const size_t to = static_cast<size_t>(next);
   TW_ASSERT_MSG(request_transition_allowed(from, to), "a transition outside the state machine's table");

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/assert.h"
+#include "core/protocols/tf_verbs_zero_copy/rdma_imm_data.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
 #include "core/protocols/tf_verbs_zero_copy/tensor_proto.h"
 
@@ -114,12 +115,16 @@ Status RdmaTensorResponse::serialize_string_tensor(uint64_t bytes) {
                                                      kSourceAccess);
   if (!proto.is_ok()) return proto.status();
   content_ = *proto;
+  TW_ASSERT(content_->region.has_value() && content_->buffer.length == bytes);
   ++env_.stats().cpu_copies;
   if (env.memory.holds_payload()) {
+    // A memory that holds payload views every byte of a host buffer it
+    // allocated: the pool just gave this one `bytes` of pinned host memory.
     std::span<std::byte> view = env.memory.host_view(content_->buffer);
-    if (view.size() < bytes) return {StatusCode::kInternal, "proto buffer has no host view"};
+    TW_ASSERT_MSG(view.size() >= bytes, "a proto buffer has a host view");
     auto n = wire::serialize_strings(sent_->tensor.strings, view.first(bytes));
     if (!n.is_ok()) return n.status();
+    TW_ASSERT_MSG(*n == bytes, "the meta-data's proto size is the serialized size");
   }
   source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
   sent_.reset();
@@ -140,6 +145,7 @@ Status RdmaTensorResponse::clone_on_cpu(uint64_t bytes) {
                                                      kSourceAccess);
   if (!clone.is_ok()) return clone.status();
   content_ = *clone;
+  TW_ASSERT_MSG(content_->region.has_value(), "a registered pool buffer has its region");
   Status st = env_.env().memory.cpu_copy(content_->buffer, 0, sent_->tensor.buffer, 0, bytes);
   if (!st.is_ok()) return st;
   ++env_.stats().cpu_copies;
@@ -160,6 +166,7 @@ Status RdmaTensorResponse::copy_off_gpu(uint64_t bytes) {
                                                      kSourceAccess);
   if (!buffer.is_ok()) return buffer.status();
   content_ = *buffer;
+  TW_ASSERT_MSG(content_->region.has_value(), "a registered pool buffer has its region");
   source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
   auto on_done = env_.response_callback(
       response_id_, [](RdmaTensorResponse& r, Status st) { r.on_copy_done(std::move(st)); });
@@ -238,6 +245,10 @@ void RdmaTensorResponse::post_write() {
   wr.remote_addr = remote_addr_;
   wr.rkey = rkey_;
   wr.imm_data = request_index_;
+  // The one write moves the whole content (0 bytes for dead and empty
+  // tensors) and names the request by an index an immediate can carry.
+  TW_ASSERT(source_.length == meta_.byte_size());
+  TW_ASSERT(!is_reserved_imm(request_index_));
   set_state(State::kWriting);
   Status st = env_.post_write(peer_, wr);
   if (!st.is_ok()) {  // the channel is broken; its failure reaches the requester
@@ -339,6 +350,8 @@ void RdmaTensorResponse::send_meta_data_update() {
 namespace tensorwire::tf_verbs {
 
 void RdmaTensorResponse::set_state(State next) {
+  static_assert(static_cast<size_t>(State::kFinished) + 1 == RendezvousStats::kResponseStates,
+                "the transition table counts every state");
   const size_t from = static_cast<size_t>(state_);
   const size_t to = static_cast<size_t>(next);
   TW_ASSERT_MSG(response_transition_allowed(from, to), "a transition outside the state machine's table");

@@ -1,5 +1,7 @@
 #include "core/protocols/tf_verbs_zero_copy/rdma_write_id.h"
 
+#include "core/assert.h"
+
 namespace tensorwire::tf_verbs {
 
 const char* write_id_type_name(RdmaWriteIDType type) {
@@ -12,7 +14,12 @@ const char* write_id_type_name(RdmaWriteIDType type) {
   return "unknown";
 }
 
+// The type takes the 8 bits above the context.
+static_assert(RdmaWriteID::kContextBits + 8 == 64);
+
 uint64_t RdmaWriteID::encode() const {
+  // Slots and response ids stay far below 2^56: masking never drops a bit.
+  TW_ASSERT_MSG(context <= kMaxContext, "a context fits its 56 bits");
   return (uint64_t{static_cast<uint8_t>(type)} << kContextBits) | (context & kMaxContext);
 }
 

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/assert.h"
+
 namespace tensorwire::tf_verbs {
 
 RequestIndexAllocator::RequestIndexAllocator(uint32_t max_index)
@@ -17,7 +19,11 @@ Result<uint32_t> RequestIndexAllocator::allocate() {
   for (;;) {
     uint32_t candidate = next_;
     next_ = candidate == max_index_ ? 0 : candidate + 1;
-    if (outstanding_.insert(candidate).second) return candidate;
+    if (outstanding_.insert(candidate).second) {
+      TW_ASSERT_MSG(candidate <= max_index_ && !is_reserved_imm(candidate),
+                    "an index an immediate can carry without meaning anything else");
+      return candidate;
+    }
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/assert.h"
+
 namespace tensorwire::wire {
 
 namespace {
@@ -10,11 +12,13 @@ constexpr uint64_t kCountBytes = 8;
 constexpr uint64_t kLengthBytes = 8;
 
 void put_u64(std::span<std::byte> out, size_t at, uint64_t v) {
+  TW_ASSERT_MSG(at <= out.size() && out.size() - at >= 8, "serialize_strings sized the output first");
   for (size_t i = 0; i < 8; ++i) out[at + i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
 }
 
 // Caller checked that 8 bytes remain at `at`.
 uint64_t get_u64(std::span<const std::byte> in, size_t at) {
+  TW_ASSERT(at <= in.size() && in.size() - at >= 8);
   uint64_t v = 0;
   for (size_t i = 0; i < 8; ++i) v |= static_cast<uint64_t>(in[at + i]) << (8 * i);
   return v;
@@ -49,6 +53,7 @@ Result<size_t> serialize_strings(const std::vector<std::string>& strings,
     at += kLengthBytes;
     for (char c : s) out[at++] = static_cast<std::byte>(c);
   }
+  TW_ASSERT_MSG(at == size, "serialized_strings_size() is the exact size written");
   return at;
 }
 
@@ -95,6 +100,7 @@ Result<std::vector<std::string>> deserialize_strings(std::span<const std::byte> 
                          std::to_string(count) + " elements",
                      at);
   }
+  TW_ASSERT(strings.size() == count && serialized_strings_size(strings) == in.size());
   return strings;
 }
 
