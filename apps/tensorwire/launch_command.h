@@ -6,6 +6,7 @@
 // by a signal counts as 1). Once a rank has failed (exited non-zero or by a
 // signal), the others get --grace seconds to end on their own (they should:
 // their next barrier fails), then SIGTERM, then SIGKILL two seconds later.
+// This file is the command line; the processes are launch/rank_processes.h.
 #pragma once
 
 #include <cstdint>

@@ -22,8 +22,8 @@ import shutil
 import subprocess
 import sys
 
-SOURCE_FOLDERS = ["apps", "backend_sim", "backend_verbs", "core", "model", "report", "runner",
-                  "scenario"]
+SOURCE_FOLDERS = ["apps", "backend_sim", "backend_verbs", "core", "launch", "model", "report",
+                  "runner", "scenario"]
 CLANG_TIDY = "clang-tidy-14"
 
 # clang-tidy's report of one long function: the warning, then a note with the count.
