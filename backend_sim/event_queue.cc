@@ -14,8 +14,8 @@ EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, u
                                 std::function<void()> fn) {
   // Time never goes backwards: every caller schedules at now or later (a
   // delay is clamped at 0 in schedule_after).
-  TW_ASSERT_MSG(at_ns >= now_ns_, "an event scheduled before now");
-  TW_ASSERT(fn != nullptr);
+  TW_ASSERT_HOT_MSG(at_ns >= now_ns_, "an event scheduled before now");
+  TW_ASSERT_HOT(fn != nullptr);
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -37,7 +37,7 @@ EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, u
   ++live_;
   // Every live event has its heap entry, except the ready ones a scheduler is
   // choosing among (a fault it injects in pick() schedules events).
-  TW_ASSERT_MSG(live_ <= heap_.size() + ready_.size(), "every live event has its heap entry");
+  TW_ASSERT_HOT_MSG(live_ <= heap_.size() + ready_.size(), "every live event has its heap entry");
   return {slot, sequence};
 }
 
@@ -46,7 +46,7 @@ void EventQueue::cancel(EventId id) {
   Slot& s = slots_[id.slot];
   s.sequence = 0;  // the heap entry stays; it is dropped when it surfaces
   s.fn = nullptr;
-  TW_ASSERT(live_ > 0);
+  TW_ASSERT_HOT(live_ > 0);
   --live_;
 }
 
@@ -75,10 +75,10 @@ bool EventQueue::pop_live(HeapEntry& out) {
 }
 
 void EventQueue::run_slot(uint32_t slot) {
-  TW_ASSERT(slot < slots_.size());
-  TW_ASSERT_MSG(slots_[slot].sequence != 0 && slots_[slot].fn != nullptr,
+  TW_ASSERT_HOT(slot < slots_.size());
+  TW_ASSERT_HOT_MSG(slots_[slot].sequence != 0 && slots_[slot].fn != nullptr,
                 "only a live event runs");
-  TW_ASSERT(live_ > 0);
+  TW_ASSERT_HOT(live_ > 0);
   std::function<void()> fn = std::move(slots_[slot].fn);
   running_sequence_ = slots_[slot].sequence;
   slots_[slot].fn = nullptr;
@@ -95,8 +95,8 @@ bool EventQueue::run_next() {
     if (!pop_live(e)) return false;
     // Without a scheduler events run in (time, sequence) order: never one
     // due earlier than now, never one older than the last at the same time.
-    TW_ASSERT_MSG(e.at_ns >= now_ns_, "an event popped earlier than the last one");
-    TW_ASSERT_MSG(!later(last_run_, e), "events run in (time, sequence) order");
+    TW_ASSERT_HOT_MSG(e.at_ns >= now_ns_, "an event popped earlier than the last one");
+    TW_ASSERT_HOT_MSG(!later(last_run_, e), "events run in (time, sequence) order");
     last_run_ = e;
     now_ns_ = e.at_ns;
     run_slot(e.slot);
@@ -128,7 +128,7 @@ bool EventQueue::run_next() {
     }
     // Same-time events may run in any order the scheduler picks; time
     // itself never goes back.
-    TW_ASSERT_MSG(first.at_ns >= now_ns_, "an event popped earlier than the last one");
+    TW_ASSERT_HOT_MSG(first.at_ns >= now_ns_, "an event popped earlier than the last one");
     now_ns_ = first.at_ns;
     running_sequence_ = Scheduler::kInjectedSequence;
     size_t pick =
@@ -141,7 +141,7 @@ bool EventQueue::run_next() {
       std::push_heap(heap_.begin(), heap_.end(), later);
     }
     if (again) continue;
-    TW_ASSERT(ready_info_[pick].at_ns == now_ns_);
+    TW_ASSERT_HOT(ready_info_[pick].at_ns == now_ns_);
     scheduler_->ran(ready_info_[pick]);
     run_slot(ready_[pick].slot);
     return true;

@@ -10,13 +10,13 @@ namespace tensorwire::sim {
 FairSharePorts::FairSharePorts(SimContext& context, uint32_t nodes, double bandwidth_bytes_per_s)
     : context_(context), bandwidth_bytes_per_s_(bandwidth_bytes_per_s), tx_(nodes), rx_(nodes) {
   // The simulator validated the cluster: every share of a port is positive.
-  TW_ASSERT_MSG(bandwidth_bytes_per_s_ > 0, "a port's bandwidth is positive");
+  TW_ASSERT_HOT_MSG(bandwidth_bytes_per_s_ > 0, "a port's bandwidth is positive");
 }
 
 FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
                              std::function<void()> on_drained) {
-  TW_ASSERT(src < tx_.size() && dst < rx_.size());
-  TW_ASSERT_MSG(src != dst, "a flow crosses the network: no queue pair connects a rank to itself");
+  TW_ASSERT_HOT(src < tx_.size() && dst < rx_.size());
+  TW_ASSERT_HOT_MSG(src != dst, "a flow crosses the network: no queue pair connects a rank to itself");
   FlowId id;
   if (!free_.empty()) {
     id = free_.back();
@@ -26,7 +26,7 @@ FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
     flows_.emplace_back();
   }
   Flow& f = flows_[id];
-  TW_ASSERT_MSG(!f.live, "a flow id is reused only once its flow ended");
+  TW_ASSERT_HOT_MSG(!f.live, "a flow id is reused only once its flow ended");
   f = Flow{};
   f.src = src;
   f.dst = dst;
@@ -52,10 +52,10 @@ void FairSharePorts::detach(FlowId id) {
   context_.events.cancel(f.finish);
   auto erase = [id](std::vector<FlowId>& v) {
     auto it = std::find(v.begin(), v.end(), id);
-    TW_ASSERT_MSG(it != v.end(), "a live flow is on its sender's tx and its receiver's rx side");
+    TW_ASSERT_HOT_MSG(it != v.end(), "a live flow is on its sender's tx and its receiver's rx side");
     v.erase(it);  // keep start order: recompute order fixes event order
   };
-  TW_ASSERT(f.live);
+  TW_ASSERT_HOT(f.live);
   erase(tx_[f.src]);
   erase(rx_[f.dst]);
   f.live = false;
@@ -66,18 +66,18 @@ void FairSharePorts::detach(FlowId id) {
 // Settles progress at the old rate, then sets the new rate and end event.
 void FairSharePorts::update(FlowId id) {
   Flow& f = flows_[id];
-  TW_ASSERT(f.live);
+  TW_ASSERT_HOT(f.live);
   const TimeNs now = context_.now();
-  TW_ASSERT_MSG(now >= f.last_update_ns, "a flow's progress is settled forward in time");
+  TW_ASSERT_HOT_MSG(now >= f.last_update_ns, "a flow's progress is settled forward in time");
   const double elapsed_s = static_cast<double>(now - f.last_update_ns) * 1e-9;
   // Rounding may drain a flow slightly past zero: the bytes in flight never go negative.
   f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate_bytes_per_s * elapsed_s);
   f.last_update_ns = now;
-  TW_ASSERT_MSG(!tx_[f.src].empty() && !rx_[f.dst].empty(), "a live flow shares both its sides");
+  TW_ASSERT_HOT_MSG(!tx_[f.src].empty() && !rx_[f.dst].empty(), "a live flow shares both its sides");
   const double tx_share = bandwidth_bytes_per_s_ / static_cast<double>(tx_[f.src].size());
   const double rx_share = bandwidth_bytes_per_s_ / static_cast<double>(rx_[f.dst].size());
   const double rate = std::min(tx_share, rx_share);
-  TW_ASSERT_MSG(rate > 0, "a flow's rate is positive");
+  TW_ASSERT_HOT_MSG(rate > 0, "a flow's rate is positive");
   if (rate == f.rate_bytes_per_s && context_.events.is_pending(f.finish)) return;
   f.rate_bytes_per_s = rate;
   if (context_.events.is_pending(f.finish)) {
@@ -106,7 +106,7 @@ void FairSharePorts::recompute(uint32_t src, uint32_t dst) {
 
 void FairSharePorts::finish(FlowId id) {
   Flow& f = flows_[id];
-  TW_ASSERT_MSG(f.live, "a cancelled flow's end event never runs");
+  TW_ASSERT_HOT_MSG(f.live, "a cancelled flow's end event never runs");
   const uint32_t src = f.src, dst = f.dst;
   std::function<void()> done = std::move(f.on_drained);
   f.finish = {};

@@ -8,7 +8,7 @@ namespace tensorwire::sim {
 
 MemoryRegion MemoryRegistry::add(const Buffer& buffer, Access access) {
   // SimNic registers only ranges inside a live allocation: no wrap-around.
-  TW_ASSERT_MSG(buffer.addr + buffer.length >= buffer.addr,
+  TW_ASSERT_HOT_MSG(buffer.addr + buffer.length >= buffer.addr,
                 "a region's bounds fit the address space");
   MemoryRegion region;
   region.addr = buffer.addr;
@@ -18,11 +18,11 @@ MemoryRegion MemoryRegistry::add(const Buffer& buffer, Access access) {
   region.device = buffer.device;
   region.lkey = next_key_++;
   region.rkey = next_key_++;
-  TW_ASSERT_MSG(next_key_ > region.rkey, "keys are never reused: the counter does not wrap");
+  TW_ASSERT_HOT_MSG(next_key_ > region.rkey, "keys are never reused: the counter does not wrap");
   const bool new_lkey = by_lkey_.emplace(region.lkey, region).second;
   const bool new_rkey = lkey_of_rkey_.emplace(region.rkey, region.lkey).second;
-  TW_ASSERT_MSG(new_lkey && new_rkey, "every key names one region");
-  TW_ASSERT(by_lkey_.size() == lkey_of_rkey_.size());
+  TW_ASSERT_HOT_MSG(new_lkey && new_rkey, "every key names one region");
+  TW_ASSERT_HOT(by_lkey_.size() == lkey_of_rkey_.size());
   return region;
 }
 
@@ -33,9 +33,9 @@ Status MemoryRegistry::remove(const MemoryRegion& region) {
             "deregister_memory: lkey " + std::to_string(region.lkey) + " is not registered"};
   }
   const size_t by_rkey = lkey_of_rkey_.erase(region.rkey);
-  TW_ASSERT_MSG(by_rkey == 1, "a registered region is found by its lkey and by its rkey");
+  TW_ASSERT_HOT_MSG(by_rkey == 1, "a registered region is found by its lkey and by its rkey");
   by_lkey_.erase(it);
-  TW_ASSERT(by_lkey_.size() == lkey_of_rkey_.size());
+  TW_ASSERT_HOT(by_lkey_.size() == lkey_of_rkey_.size());
   return {};
 }
 
@@ -79,9 +79,9 @@ Status MemoryRegistry::check_remote(uint32_t rkey, uint64_t addr, uint64_t lengt
   const MemoryRegion* region = nullptr;
   if (it != lkey_of_rkey_.end()) {
     auto by_lkey = by_lkey_.find(it->second);
-    TW_ASSERT_MSG(by_lkey != by_lkey_.end(), "an rkey names a live region's lkey");
+    TW_ASSERT_HOT_MSG(by_lkey != by_lkey_.end(), "an rkey names a live region's lkey");
     region = &by_lkey->second;
-    TW_ASSERT(region->rkey == rkey);
+    TW_ASSERT_HOT(region->rkey == rkey);
   }
   return check(region, "rkey", rkey, addr, length, needed);
 }

@@ -103,7 +103,7 @@ void RcTransport::set_handler(uint32_t rank, CompletionHandler handler) {
 
 Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkRequest& wr) {
   // SimNic::peer_of turned the handle into a peer: never the rank itself.
-  TW_ASSERT(rank < qps_.size() && peer < qps_.size() && rank != peer);
+  TW_ASSERT_HOT(rank < qps_.size() && peer < qps_.size() && rank != peer);
   QueuePair& qp = qps_[rank][peer];
   context_.events.use(SharedObject::queue_pair(rank, peer));
   if (!valid_opcode(wr.opcode)) {
@@ -120,13 +120,13 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
   const uint64_t seq = next_seq_++;
   qp.outstanding.emplace(seq, wr);
   qp.send_queue.push_back(seq);
-  TW_ASSERT(qp.outstanding.size() <= context_.cluster.send_queue_depth);
+  TW_ASSERT_HOT(qp.outstanding.size() <= context_.cluster.send_queue_depth);
   pump(rank, peer);
   return {};
 }
 
 Status RcTransport::post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr) {
-  TW_ASSERT(rank < qps_.size() && peer < qps_.size() && rank != peer);
+  TW_ASSERT_HOT(rank < qps_.size() && peer < qps_.size() && rank != peer);
   QueuePair& qp = qps_[rank][peer];
   context_.events.use(SharedObject::queue_pair(rank, peer));
   if (qp.state == QpState::kError) {
@@ -160,7 +160,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   auto it = qp.outstanding.find(seq);
   // Only a completion or an error erases a request, and an error clears the
   // send queue with it: what is queued is outstanding.
-  TW_ASSERT_MSG(it != qp.outstanding.end(), "a queued work request is outstanding");
+  TW_ASSERT_HOT_MSG(it != qp.outstanding.end(), "a queued work request is outstanding");
   const SendWorkRequest wr = it->second;
   // The NIC reads the request's registration and bytes.
   context_.events.use(SharedObject::memory(rank, wr.local.addr, wr.local.length));
@@ -198,7 +198,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   arrival.wr = wr;
   arrival.payload.assign(source.begin(), source.end());
   std::deque<Arrival>& arrivals = qps_[peer][rank].arrivals;
-  TW_ASSERT_MSG(arrivals.empty() || arrivals.back().seq < seq, "arrivals queue in posting order");
+  TW_ASSERT_HOT_MSG(arrivals.empty() || arrivals.back().seq < seq, "arrivals queue in posting order");
   arrivals.push_back(std::move(arrival));
   qp.wire_busy = true;
   qp.flow_live = true;
@@ -209,7 +209,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
 
 void RcTransport::fail_locally(uint32_t rank, uint32_t peer, uint64_t seq) {
   QueuePair& qp = qps_[rank][peer];
-  TW_ASSERT(!qp.wire_busy && qp.failed_seq == 0 && qp.outstanding.count(seq) == 1);
+  TW_ASSERT_HOT(!qp.wire_busy && qp.failed_seq == 0 && qp.outstanding.count(seq) == 1);
   // Nothing behind it goes on the wire: the QP is about to enter the error state.
   qp.wire_busy = true;
   if (qp.outstanding.begin()->first == seq) {
@@ -225,7 +225,7 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
   context_.events.nic_work_on_send_queue(rank, peer);
   QueuePair& qp = qps_[rank][peer];
   // An error cancels the flow, so a flow that drains is this QP's live one.
-  TW_ASSERT_MSG(qp.wire_busy && qp.flow_live, "a drained flow was on the wire");
+  TW_ASSERT_HOT_MSG(qp.wire_busy && qp.flow_live, "a drained flow was on the wire");
   qp.wire_busy = false;
   qp.flow_live = false;
   const TimeNs latency = context_.cluster.nic_latency_ns;
@@ -400,7 +400,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
 void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs at,
                                 CompletionStatus status, uint32_t byte_len) {
   QueuePair& qp = qps_[rank][peer];
-  TW_ASSERT_MSG(at >= context_.now(), "a completion is never in the past");
+  TW_ASSERT_HOT_MSG(at >= context_.now(), "a completion is never in the past");
   // Only the completion's time stamp is kept here (not reported as a use of
   // the queue pair: every caller already uses one end or the other).
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
@@ -411,7 +411,7 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
     context_.events.use(SharedObject::queue_pair(rank, peer));
     auto it = q.outstanding.find(seq);
     if (it == q.outstanding.end()) return;  // flushed when the QP broke
-    TW_ASSERT_MSG(seq > q.last_completed_seq,
+    TW_ASSERT_HOT_MSG(seq > q.last_completed_seq,
                   "a queue pair's work requests complete in posting order");
     q.last_completed_seq = seq;
     Completion c;
@@ -436,7 +436,7 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
 
 void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion) {
   QueuePair& qp = qps_[rank][peer];
-  TW_ASSERT_MSG(at >= context_.now(), "a completion is never in the past");
+  TW_ASSERT_HOT_MSG(at >= context_.now(), "a completion is never in the past");
   completion.qp = QpHandle{peer + 1};
   completion.peer = peer;
   // Completions of one QP never share a time stamp, so a scheduler that
@@ -480,7 +480,7 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
   qps_[peer][rank].arrivals.clear();
   // The flushes come after every completion already delivered, in seq order.
   if (!qp.outstanding.empty()) {
-    TW_ASSERT_MSG(qp.outstanding.begin()->first > qp.last_completed_seq,
+    TW_ASSERT_HOT_MSG(qp.outstanding.begin()->first > qp.last_completed_seq,
                   "a queue pair's work requests complete in posting order");
     qp.last_completed_seq = qp.outstanding.rbegin()->first;
   }
@@ -521,7 +521,7 @@ void RcTransport::break_pair(uint32_t a, uint32_t b) {
 }
 
 void RcTransport::crash(uint32_t rank) {
-  TW_ASSERT(rank < qps_.size());
+  TW_ASSERT_HOT(rank < qps_.size());
   context_.crashed[rank] = true;
   for (uint32_t p = 0; p < qps_.size(); ++p) {
     if (p == rank) continue;

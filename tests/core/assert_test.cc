@@ -20,5 +20,21 @@ TEST(AssertDeathTest, AHoldingAssertionDoesNothing) {
   EXPECT_EQ(evaluated, 1);
 }
 
+// The hot form is the full assertion where hot assertions are on (debug and
+// sanitizer builds) and evaluates nothing where they are off (release).
+TEST(AssertDeathTest, AHotAssertionFiresExactlyWhereHotAssertionsAreOn) {
+  int evaluated = 0;
+  TW_ASSERT_HOT(++evaluated == 1);
+  TW_ASSERT_HOT_MSG(evaluated <= 1, "evaluated at most once");
+  EXPECT_EQ(evaluated, TENSORWIRE_HOT_ASSERTS ? 1 : 0);
+  const int two = 2;
+  if (TENSORWIRE_HOT_ASSERTS) {
+    EXPECT_DEATH(TW_ASSERT_HOT_MSG(two < 0, "two is positive"),
+                 "assertion failed: two < 0 \\(two is positive\\)");
+  } else {
+    TW_ASSERT_HOT(two < 0);  // compiled out: nothing happens
+  }
+}
+
 }  // namespace
 }  // namespace tensorwire

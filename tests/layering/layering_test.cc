@@ -230,7 +230,8 @@ TEST(Layering, TheCollectiveProtocolIsNamedOnlyOnItsKnownRunPath) {
 // state, an ordering, a size relation), never outside input: peer bytes,
 // files and flags get a Status.
 constexpr size_t kLinesPerAssertion = 120;
-const std::regex kAssertion(R"(\b(TW_ASSERT|TW_ASSERT_MSG|TW_UNREACHABLE|static_assert)\s*\()");
+const std::regex kAssertion(
+    R"(\b(TW_ASSERT|TW_ASSERT_MSG|TW_ASSERT_HOT|TW_ASSERT_HOT_MSG|TW_UNREACHABLE|static_assert)\s*\()");
 
 size_t line_count(const std::string& text) {
   size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
