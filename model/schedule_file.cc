@@ -22,6 +22,13 @@ bool parse_number(std::string_view text, T& out) {
   return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
 }
 
+// One line, without its line ending: "\n" or "\r\n" (a file saved on Windows).
+bool read_line(std::istream& in, std::string& line) {
+  if (!std::getline(in, line)) return false;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return true;
+}
+
 }  // namespace
 
 std::string schedule_file_text(const ScheduleFile& s) {
@@ -50,13 +57,13 @@ Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::str
   };
   ScheduleFile s;
   auto next = [&](std::string_view key, std::string& value) -> bool {
-    if (!std::getline(in, line)) return false;
+    if (!read_line(in, line)) return false;
     ++line_no;
     if (line.rfind(std::string(key) + " ", 0) != 0) return false;
     value = line.substr(key.size() + 1);
     return true;
   };
-  if (!std::getline(in, line) || (++line_no, line != kMagic && line != kMagicV1)) {
+  if (!read_line(in, line) || (++line_no, line != kMagic && line != kMagicV1)) {
     return error(std::string("not a schedule file (the first line must be '") + kMagic + "')");
   }
   const bool v1 = line == kMagicV1;
@@ -83,7 +90,7 @@ Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::str
     return error("expected 'choices N' with N at most " + std::to_string(kMaxChoices));
   }
   s.choices.reserve(std::min<uint64_t>(count, 1u << 16));  // the file may lie about its size
-  while (std::getline(in, line)) {
+  while (read_line(in, line)) {
     ++line_no;
     std::istringstream words(line);
     std::string word;

@@ -6,7 +6,7 @@
 
 namespace tensorwire::report {
 
-std::string check_summary_text(const model::CheckReport& report, bool exact,
+std::string check_summary_text(const model::CheckReport& report, bool dfs, bool exact,
                                std::string_view protocol_name, double seconds) {
   std::string out = "\nschedules       " + format_count(report.schedules);
   if (report.exhausted) {
@@ -26,7 +26,13 @@ std::string check_summary_text(const model::CheckReport& report, bool exact,
     }
     out += "transitions     " + lines + "\n";
   }
-  out += "outcome         " + std::string(model::check_outcome_name(report.outcome)) + "\n";
+  out += "outcome         " + std::string(model::check_outcome_name(report.outcome));
+  if (!report.counterexample && !report.exhausted) {
+    out += dfs
+               ? " (not exhaustive: stopped after " + format_count(report.schedules) + " schedules)"
+               : " in " + format_count(report.schedules) + " schedules";
+  }
+  out += "\n";
   return out;
 }
 

@@ -4,13 +4,18 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 namespace tensorwire::report {
 
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
 
-ProgressBar::ProgressBar(std::ostream& out, bool enabled, size_t redraw_every_steps)
-    : out_(out), enabled_(enabled), redraw_every_steps_(redraw_every_steps) {}
+ProgressBar::ProgressBar(std::ostream& out, bool enabled, size_t redraw_every_steps,
+                         std::string unit)
+    : out_(out),
+      enabled_(enabled),
+      redraw_every_steps_(redraw_every_steps),
+      unit_(std::move(unit)) {}
 
 ProgressBar::~ProgressBar() { finish(); }
 
@@ -29,7 +34,7 @@ void ProgressBar::draw(size_t steps_done, size_t steps_total) {
   const size_t done = std::min(steps_done, steps_total);
   const size_t filled = done * kBarWidth / steps_total;
   std::string line = "\r[" + std::string(filled, '#') + std::string(kBarWidth - filled, ' ') +
-                     "] " + std::to_string(done) + "/" + std::to_string(steps_total) + " steps";
+                     "] " + std::to_string(done) + "/" + std::to_string(steps_total) + " " + unit_;
   const size_t width = line.size() - 1;
   // Overwrite what a longer previous line left behind.
   if (width < last_width_) line += std::string(last_width_ - width, ' ');

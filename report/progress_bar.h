@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <ostream>
+#include <string>
 
 namespace tensorwire::report {
 
@@ -14,8 +15,11 @@ bool stderr_is_terminal();
 
 class ProgressBar {
  public:
-  // `redraw_every_steps` 0 picks one redraw per 1% of the steps.
-  ProgressBar(std::ostream& out, bool enabled, size_t redraw_every_steps = 0);
+  // `redraw_every_steps` 0 picks one redraw per 1% of the steps. `unit`
+  // names what is counted ("steps" for a run, "schedules" for a check):
+  // "[####      ] 12/40 schedules".
+  ProgressBar(std::ostream& out, bool enabled, size_t redraw_every_steps = 0,
+              std::string unit = "steps");
   ~ProgressBar();  // clears the line if finish() was not called
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -34,6 +38,7 @@ class ProgressBar {
   std::ostream& out_;
   bool enabled_;
   size_t redraw_every_steps_;
+  std::string unit_;
   bool drawn_ = false;
   size_t last_drawn_steps_ = 0;
   size_t last_width_ = 0;

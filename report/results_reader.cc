@@ -1,5 +1,6 @@
 #include "report/results_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -256,13 +257,52 @@ Result<ResultsStep> read_step(const FieldReader& in, const Json& j, const std::s
 }
 
 // What nlohmann says, without its "[json.exception.parse_error.101] " prefix.
-std::string parse_error_text(const nlohmann::json::parse_error& e) {
+std::string parse_error_text(const nlohmann::json::exception& e) {
   std::string what = e.what();
   if (!what.empty() && what[0] == '[') {
     const size_t end = what.find("] ");
     if (end != std::string::npos) what.erase(0, end + 2);
   }
   return what;
+}
+
+// A SAX pass that keeps everything and notes where parsing stopped: the
+// byte offset of an error the DOM parser reports without one (a number out
+// of double's range, such as 1e400, is nlohmann's out_of_range.406).
+class ErrorLocator final : public nlohmann::json_sax<Json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool /*value*/) override { return true; }
+  bool number_integer(number_integer_t /*value*/) override { return true; }
+  bool number_unsigned(number_unsigned_t /*value*/) override { return true; }
+  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override { return true; }
+  bool string(string_t& /*value*/) override { return true; }
+  bool binary(binary_t& /*value*/) override { return true; }
+  bool start_object(std::size_t /*size*/) override { return true; }
+  bool key(string_t& /*value*/) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t /*size*/) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::json::exception& /*error*/) override {
+    position_ = position;
+    return false;
+  }
+  std::size_t position() const { return position_; }
+
+ private:
+  std::size_t position_ = 0;
+};
+
+// "at line L, column C" of the byte offset where a SAX pass over `text` stops.
+std::string error_location(std::string_view text) {
+  ErrorLocator locator;
+  Json::sax_parse(text, &locator);
+  const std::string_view before = text.substr(0, std::min(locator.position(), text.size()));
+  const size_t line = 1 + static_cast<size_t>(std::count(before.begin(), before.end(), '\n'));
+  const size_t newline = before.rfind('\n');
+  const size_t column = before.size() - (newline == std::string_view::npos ? 0 : newline + 1);
+  return "at line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
 }  // namespace
@@ -274,6 +314,9 @@ Result<ResultsFile> parse_results_json(std::string_view text, const std::string&
     root = Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     return in.error("", "not valid JSON: " + parse_error_text(e));
+  } catch (const nlohmann::json::exception& e) {
+    // Well-formed but unreadable, such as a number beyond double's range (1e400).
+    return in.error("", "not valid JSON: " + parse_error_text(e) + " " + error_location(text));
   }
   if (!root.is_object()) {
     return in.error("", "expected a JSON object at the top level, got " + a_type_name(root));

@@ -252,6 +252,17 @@ Result<RankOutcome> decode_rank_outcome(std::string_view text, RankId expected_r
 
 namespace {
 
+namespace {
+
+// `text` as one of rank `rank`'s problems: "rank R: text", the prefix once
+// even where the rank's own message already starts with it.
+std::string with_rank_prefix(RankId rank, const std::string& text) {
+  const std::string prefix = "rank " + std::to_string(rank) + ": ";
+  return text.rfind(prefix, 0) == 0 ? text : prefix + text;
+}
+
+}  // namespace
+
 // What every rank's part says about the run as a whole: finished or not,
 // the counters, and each rank's own problems.
 void merge_rank_totals(const std::vector<RankOutcome>& parts, MergedRun& m) {
@@ -270,7 +281,7 @@ void merge_rank_totals(const std::vector<RankOutcome>& parts, MergedRun& m) {
     for (const Problem& own : p.problems) {
       Problem q = own;
       q.rank = p.rank;
-      q.text = "rank " + std::to_string(p.rank) + ": " + own.text;
+      q.text = with_rank_prefix(p.rank, own.text);
       m.problems.push_back(std::move(q));
     }
   }

@@ -8,6 +8,7 @@
 
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
+#include "apps/tensorwire/run_command.h"
 #include "apps/tensorwire/scenario_argument.h"
 #include "core/protocols/protocol_registry.h"
 #include "model/explorer.h"
@@ -108,20 +109,20 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
       ->check(CLI::IsMember({"dfs", "random", "pct"}))
       ->type_name("NAME");
   check->add_flag("--exact", args.exact,
-                  "dfs: cut at a state seen before only where no order can be lost (slower; "
+                  "dfs only: cut at a state seen before only where no order can be lost (slower; "
                   "without it the state cache is an abstraction)");
   check->add_option("--max-schedules", args.max_schedules, "Executions to run at most (default 1000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
       ->type_name("N");
-  check->add_option_function<uint64_t>(
-           "--seed",
-           [&args](const uint64_t& seed) {
-             args.seed = seed;
-             args.has_seed = true;
+  add_seed_option(*check, args.seed, args.has_seed,
+                  "Seed of the scenario's content and of the strategies (default: the scenario's)");
+  check->add_option_function<uint32_t>(
+           "--pct-depth",
+           [&args](const uint32_t& depth) {
+             args.pct_depth = depth;
+             args.has_pct_depth = true;
            },
-           "Seed of the scenario's content and of the strategies (default: the scenario's)")
-      ->type_name("N");
-  check->add_option("--pct-depth", args.pct_depth, "PCT's bug depth d (default 3)")
+           "pct: PCT's bug depth d (default 3)")
       ->check(CLI::Range(1u, 64u))
       ->type_name("D");
   check->add_option("--replay", args.replay_path,
@@ -230,15 +231,16 @@ std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
   const auto started = std::chrono::steady_clock::now();
   model::CheckReport report;
   {
-    report::ProgressBar bar(err, progress);
+    report::ProgressBar bar(err, progress, 0, "schedules");
     report = model::check(scenario, options,
                           [&bar](uint64_t done, uint64_t total) { bar.update(done, total); });
     bar.finish();
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  out << report::check_summary_text(report, args.exact, scenario.protocol.name, seconds);
-  if (!report.counterexample) return kExitOk;
+  const bool dfs = options.strategy == model::CheckStrategy::kDfs;
+  out << report::check_summary_text(report, dfs, args.exact, scenario.protocol.name, seconds);
+  if (!report.counterexample) return dfs && !report.exhausted ? kExitSearchIncomplete : kExitOk;
   finding.failing = std::move(report.counterexample);
   out << "failing schedule: " << report.schedules << " of this run\n";
   for (const Problem& p : finding.failing->problems) out << "  " << problem_line(p) << "\n";
@@ -288,9 +290,25 @@ int write_counterexample(const CheckArgs& args, const Scenario& scenario,
   return exit_code_of(failing.outcome);
 }
 
+// --exact and --pct-depth with a strategy they do not steer: an error,
+// rather than a search that silently ignores them.
+bool flags_fit_strategy(const CheckArgs& args, std::ostream& err) {
+  if (args.exact && args.strategy != "dfs") {
+    err << kErrorPrefix << "--exact applies to --strategy dfs only, not " << args.strategy << "\n";
+    return false;
+  }
+  if (args.has_pct_depth && args.strategy != "pct") {
+    err << kErrorPrefix << "--pct-depth applies to --strategy pct only, not " << args.strategy
+        << "\n";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress) {
+  if (!flags_fit_strategy(args, err)) return kExitBadInput;
   std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
   if (!loaded) return kExitBadInput;
   Scenario& scenario = *loaded;

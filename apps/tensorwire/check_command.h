@@ -2,8 +2,10 @@
 // [--seed N] [--pct-depth D] [--replay FILE] [--out PREFIX] [--plant-bug NAME]
 // [--faults none|qp_error]`: explore the
 // orders in which a scenario's same-time events can run (model/explorer.h).
-// Exit codes: 0 nothing found, 1 safety violation, 3 liveness violation,
-// 2 bad input.
+// Exit codes: 0 nothing found (dfs: every order explored; random, pct: in the
+// schedules run), 1 safety violation, 3 liveness violation, 4 dfs stopped at
+// --max-schedules before exploring every order and found nothing, 2 bad input
+// (also --exact without dfs, --pct-depth without pct, a negative --seed).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@ struct CheckArgs {
   uint64_t seed = 0;
   bool has_seed = false;
   uint32_t pct_depth = 3;
+  bool has_pct_depth = false;      // --pct-depth given (only pct takes it)
   std::string replay_path;
   std::string out_prefix = "tensorwire-check";
   std::string plant_bug = "none";  // a registered protocol's planted bug, by name: the bug zoo

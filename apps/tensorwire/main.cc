@@ -28,7 +28,8 @@ int tensorwire_main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 the run failed a check (check: a safety violation), 2 bad input "
-      "(scenario file, results file, flag, output file), 3 check: a liveness violation, 70 internal error.\nRun 'tensorwire COMMAND --help' for a command's options.");
+      "(scenario file, results file, flag, output file), 3 check: a liveness violation, 4 check "
+      "--strategy dfs: stopped at --max-schedules before exploring every order, 70 internal error.\nRun 'tensorwire COMMAND --help' for a command's options.");
   RunArgs run_args;
   CLI::App* run = add_run_command(app, run_args);
   PlanArgs plan_args;

@@ -39,15 +39,15 @@ std::optional<uint64_t> parse_seed(std::string_view text) {
 
 }  // namespace
 
-void add_seed_option(CLI::App& command, uint64_t& seed_out, bool& has_seed) {
+void add_seed_option(CLI::App& command, uint64_t& seed_out, bool& has_seed,
+                     const std::string& description) {
   command.add_option_function<std::string>(
          "--seed",
          [&seed_out, &has_seed](const std::string& text) {
            seed_out = *parse_seed(text);  // the check below has accepted it
            has_seed = true;
          },
-         "Seed for every random choice (default: the scenario's seed). The same seed gives "
-         "byte-identical results")
+         description)
       ->type_name("N")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
@@ -238,7 +238,7 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
 
   RunReport result;
   {
-    report::ProgressBar bar(err, progress);
+    report::ProgressBar bar(err, progress, 0, "steps");
     result = run_simulation(scenario, options, trace,
                             [&bar](size_t done, size_t total) { bar.update(done, total); });
     bar.finish();

@@ -42,7 +42,10 @@ struct RunArgs {
 // --rank/--world/--coordinator too (`launch` chooses those itself).
 void add_verbs_options(CLI::App& command, VerbsArgs& args, bool with_placement);
 // Adds --seed (checked: a whole number) to a command.
-void add_seed_option(CLI::App& command, uint64_t& seed, bool& has_seed);
+void add_seed_option(CLI::App& command, uint64_t& seed, bool& has_seed,
+                     const std::string& description =
+                         "Seed for every random choice (default: the scenario's seed). The "
+                         "same seed gives byte-identical results");
 
 // Adds the `run` subcommand to `app`, filling `args` when it parses.
 CLI::App* add_run_command(CLI::App& app, RunArgs& args);

@@ -393,6 +393,64 @@ TEST_F(TensorwireCli, CheckWithBadInputIsExitTwo) {
   EXPECT_TRUE(contains(wrong_kind.err, "is a bug of protocol \"realm_collective_broadcast\"")) << wrong_kind.err;
 }
 
+// issue 18 #5: only dfs can explore every order; one stopped by
+// --max-schedules says so and exits 4, not 0. random and pct say how many
+// schedules they ran and exit 0.
+TEST_F(TensorwireCli, CheckDfsStoppedBeforeEveryOrderSaysNotExhaustiveAndExitsFour) {
+  const CliRun r = run("check " + quoted(kModelBroadcast) + " --strategy dfs --max-schedules 2");
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "outcome         nothing found (not exhaustive: stopped after 2 "
+                              "schedules)\n"))
+      << r.out;
+  EXPECT_FALSE(contains(r.out, "every order explored")) << r.out;
+  const CliRun random = run("check " + quoted(kModelBroadcast) + " --max-schedules 3");
+  EXPECT_EQ(random.exit_code, 0) << random.out << random.err;
+  EXPECT_TRUE(contains(random.out, "outcome         nothing found in 3 schedules\n")) << random.out;
+}
+
+// issue 18 #11: flags a strategy does not take, and a negative seed, are bad
+// input naming the flag, not silently ignored or wrapped around.
+TEST_F(TensorwireCli, CheckRejectsFlagsItsStrategyIgnoresAndNegativeSeeds) {
+  std::ofstream(path("c.toml")) << kCheckScenario;
+  const std::string c = "check " + quoted(path("c.toml").string());
+  const CliRun exact = run(c + " --exact --max-schedules 3");
+  EXPECT_EQ(exact.exit_code, 2) << exact.out << exact.err;
+  EXPECT_TRUE(contains(exact.err, "--exact applies to --strategy dfs only, not random")) << exact.err;
+  const CliRun depth = run(c + " --strategy dfs --pct-depth 5 --max-schedules 3");
+  EXPECT_EQ(depth.exit_code, 2) << depth.out << depth.err;
+  EXPECT_TRUE(contains(depth.err, "--pct-depth applies to --strategy pct only, not dfs")) << depth.err;
+  EXPECT_EQ(run(c + " --strategy pct --pct-depth 5 --max-schedules 3").exit_code, 0);
+  const CliRun negative = run(c + " --seed -5 --max-schedules 3");
+  EXPECT_EQ(negative.exit_code, 2) << negative.out << negative.err;
+  EXPECT_TRUE(contains(negative.err, "seed must be a whole number from 0 to 2^64-1, not '-5'"))
+      << negative.err;
+  EXPECT_EQ(run(c + " --seed 18446744073709551616 --max-schedules 3").exit_code, 2);
+  const CliRun top = run(c + " --seed 18446744073709551615 --max-schedules 3");
+  EXPECT_EQ(top.exit_code, 0) << top.out << top.err;
+  EXPECT_TRUE(contains(top.out, "--seed 18446744073709551615 ")) << top.out;
+}
+
+// issue 18 #11: a schedule file with CRLF line endings replays.
+TEST_F(TensorwireCli, CheckReplaysAScheduleFileWithCrlfLineEndings) {
+  std::ofstream(path("c.toml")) << kCheckScenario;
+  const std::string prefix = path("cex").string();
+  ASSERT_EQ(run("check " + quoted(path("c.toml").string()) +
+                " --plant-bug stale_re_request_address --out " + quoted(prefix))
+                .exit_code,
+            1);
+  std::string crlf;
+  for (char ch : read_file(prefix + ".schedule")) {
+    if (ch == '\n') crlf += '\r';
+    crlf += ch;
+  }
+  std::ofstream(path("crlf.schedule"), std::ios::binary) << crlf;
+  const CliRun r = run("check " + quoted(path("c.toml").string()) + " --replay " +
+                       quoted(path("crlf.schedule").string()) + " --out " +
+                       quoted(path("again").string()));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "replayed: safety violation")) << r.out << r.err;
+}
+
 TEST_F(TensorwireCli, CheckExactSaysEveryOrderWithoutTheAbstraction) {
   const CliRun r = run("check " + quoted(kModelBroadcast) +
                        " --strategy dfs --exact --max-schedules 100000");
@@ -497,6 +555,26 @@ TEST_F(TensorwireCli, CompareWithBadInputIsExitTwoNamingTheFileAndPath) {
       << wrong_type.err;
 
   EXPECT_EQ(run("compare " + quoted(good)).exit_code, 2);  // B missing
+}
+
+// issue 18 #6: a number beyond double's range (1e400) is bad input naming the
+// file and where, not an internal error (70).
+TEST_F(TensorwireCli, CompareWithANumberOutOfRangeIsExitTwoNamingTheFile) {
+  const std::string good = path("good.json").string();
+  ASSERT_EQ(run("run " + quoted(kQuickstart) + " --json " + quoted(good)).exit_code, 0);
+  std::string text = read_file(good);
+  const size_t at = text.find("\"seed\":");
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 300);
+  const size_t value = text.find_first_of("0123456789", at);
+  text.replace(value, text.find_first_not_of("0123456789", value) - value, "1e400");
+  const std::string huge = path("huge.json").string();
+  std::ofstream(huge) << text;
+  const CliRun r = run("compare " + quoted(good) + " " + quoted(huge));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "tensorwire: error: " + huge +
+                                  ": not valid JSON: number overflow parsing '1e400' at line "))
+      << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 }  // namespace

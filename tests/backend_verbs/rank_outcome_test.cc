@@ -3,6 +3,8 @@
 // naming the rank, never a crash. No device needed.
 #include "runner/rank_outcome.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -90,6 +92,29 @@ TEST(RankOutcome, AFailedRecvAndAnUnfinishedRankBecomeProblems) {
   EXPECT_NE(m.problems[0].text.find("rank 0: the workload did not finish"), std::string::npos);
   EXPECT_EQ(m.problems[0].kind, ProblemKind::kLiveness);
   EXPECT_FALSE(m.measured_step_ns[0].has_value());
+}
+
+// issue 18 #11: a rank's own problem that already names the rank keeps one
+// "rank R: " prefix, not "rank 0: rank 0: ".
+TEST(RankOutcome, ARanksOwnProblemsNameTheRankOnce) {
+  RankOutcome r0 = rank_outcome_of(0, one_step(0), {1});
+  r0.problems = {transport_problem("rank 0: the protocol could not start: no memory", 0),
+                 liveness_problem("2 protocol requests still pending at the end", 0),
+                 transport_problem("rank 01: a different prefix", 0)};
+  RankOutcome r1 = rank_outcome_of(1, one_step(1), {1});
+  r1.problems = {transport_problem("rank 0: what rank 1 saw of rank 0", 1)};
+  MergedRun m = merge_rank_outcomes({r0, r1}, true);
+  std::vector<std::string> texts;
+  for (const Problem& p : m.problems) texts.push_back(p.text);
+  const std::vector<std::string> expected{
+      "rank 0: the protocol could not start: no memory",
+      "rank 0: 2 protocol requests still pending at the end",
+      "rank 0: rank 01: a different prefix",
+      "rank 1: rank 0: what rank 1 saw of rank 0"};
+  for (const std::string& e : expected) {
+    EXPECT_NE(std::find(texts.begin(), texts.end(), e), texts.end()) << e;
+  }
+  for (const std::string& t : texts) EXPECT_EQ(t.find("rank 0: rank 0: "), std::string::npos) << t;
 }
 
 TEST(RankOutcome, MalformedOrLyingPartsAreErrorsNamingTheRank) {

@@ -31,6 +31,24 @@ TEST(ScheduleFile, RoundTrips) {
   EXPECT_EQ(back->planted_bug, "skip_clone");
 }
 
+// issue 18 #11: a schedule file saved with CRLF line endings (on Windows, or
+// through a tool that converts them) reads the same as the original.
+TEST(ScheduleFile, ReadsCrlfLineEndings) {
+  std::string crlf;
+  for (char c : schedule_file_text(sample())) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+  }
+  auto back = parse_schedule_file(crlf, "x.schedule");
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(back->scenario, "scenarios/quickstart.toml");
+  EXPECT_EQ(back->strategy, "random");
+  EXPECT_EQ(back->outcome, "safety violation");
+  EXPECT_EQ(back->planted_bug, "skip_clone");
+  EXPECT_EQ(back->choices, sample().choices);
+  EXPECT_EQ(back->faults, sample().faults);
+}
+
 // Version 1 put a fault after the first ready event; its schedules without
 // faults still replay, those with faults are refused, saying why.
 TEST(ScheduleFile, VersionOneIsReadOnlyWithoutFaults) {

@@ -37,6 +37,15 @@ TEST(ProgressBar, DrawsTheCountAndClearsTheLineAtTheEnd) {
   EXPECT_EQ(s.back(), '\r');
 }
 
+// issue 18 #8: `check` counts schedules, not steps; the caller names the unit.
+TEST(ProgressBar, CountsInTheUnitTheCallerNames) {
+  std::ostringstream out;
+  ProgressBar bar(out, true, 1, "schedules");
+  bar.update(7, 1000);
+  EXPECT_NE(out.str().find("7/1000 schedules"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("steps"), std::string::npos) << out.str();
+}
+
 TEST(ProgressBar, NothingToClearWhenNothingWasDrawn) {
   std::ostringstream out;
   ProgressBar bar(out, true, 1);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -50,6 +51,26 @@ TEST(ResultsReader, TruncatedJsonSaysTheInputEndedEarly) {
   const Status st = parse_error(text.substr(0, text.find('\n', text.size() / 2) + 1));
   EXPECT_EQ(st.message().rfind("b.json: not valid JSON: ", 0), 0u) << st.message();
   EXPECT_NE(st.message().find("unexpected end of input"), std::string::npos) << st.message();
+}
+
+// issue 18 #6: a number beyond double's range is nlohmann's out_of_range,
+// not a parse_error; it is bad input naming the file and where, not a crash.
+TEST(ResultsReader, ANumberOutOfRangeNamesTheFileAndWhere) {
+  std::string text = sample_text();
+  const size_t at = text.find("\"seed\": ");
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 400);
+  const size_t value = at + 8;
+  text.replace(value, text.find_first_of(",\n", value) - value, "1e400");
+  const Status st = parse_error(text);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message().rfind("b.json: not valid JSON: number overflow parsing '1e400' at line ", 0),
+            0u)
+      << st.message();
+  const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + value, '\n'));
+  EXPECT_NE(st.message().find("at line " + std::to_string(line) + ", column "), std::string::npos)
+      << st.message();
+  EXPECT_EQ(parse_error("{\"a\": -1e999}").message(),
+            "b.json: not valid JSON: number overflow parsing '-1e999' at line 1, column 12");
 }
 
 TEST(ResultsReader, EmptyTextIsNotJson) {

@@ -1,4 +1,5 @@
 #include "report/summary.h"
+#include "report/check_summary.h"
 
 #include <gtest/gtest.h>
 
@@ -116,6 +117,25 @@ TEST(Summary, ARunWithNoStepsSaysSo) {
   RunReport r = sample_report();
   r.workload.steps.clear();
   EXPECT_TRUE(contains(summary_text(r), "no steps ran"));
+}
+
+// issue 18 #5: a check that found nothing says how far it looked: dfs whether
+// it explored every order, random and pct how many schedules they ran.
+TEST(CheckSummary, NothingFoundSaysWhetherTheSearchWasExhaustive) {
+  model::CheckReport r;
+  r.schedules = 1000;
+  const std::string stopped = check_summary_text(r, /*dfs=*/true, false, "p", 1.0);
+  EXPECT_TRUE(contains(stopped,
+                       "outcome         nothing found (not exhaustive: stopped after 1,000 "
+                       "schedules)\n"))
+      << stopped;
+  EXPECT_TRUE(contains(check_summary_text(r, /*dfs=*/false, false, "p", 1.0),
+                       "outcome         nothing found in 1,000 schedules\n"));
+  r.exhausted = true;
+  const std::string every = check_summary_text(r, /*dfs=*/true, true, "p", 1.0);
+  EXPECT_TRUE(contains(every, "(every order explored)\n")) << every;
+  EXPECT_TRUE(contains(every, "outcome         nothing found\n")) << every;
+  EXPECT_FALSE(contains(every, "not exhaustive")) << every;
 }
 
 }  // namespace
