@@ -2,9 +2,9 @@
 
 #include <chrono>
 #include <charconv>
-#include <filesystem>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
@@ -75,10 +75,31 @@ int exit_code_of(model::CheckOutcome outcome) {
   return kExitInternalError;
 }
 
-Status write_file(const std::string& path, const std::string& text) {
-  Result<OutputFile> file = OutputFile::open(path, "--out");
-  if (!file) return file.status();
-  return file->write_and_close(text);
+// Where the counterexample goes: --out, with "-replay" added when its
+// .schedule would overwrite the schedule being replayed.
+std::string counterexample_prefix(const CheckArgs& args) {
+  if (!args.replay_path.empty() && same_file_path(args.out_prefix + ".schedule", args.replay_path)) {
+    return args.out_prefix + "-replay";
+  }
+  return args.out_prefix;
+}
+
+// An error when a counterexample file would overwrite an input (the scenario,
+// or the schedule replayed); empty when none would. Asked before the search,
+// so that a long search does not end in a refusal.
+std::string counterexample_paths_problem(const CheckArgs& args) {
+  const std::string prefix = counterexample_prefix(args);
+  for (const char* suffix : {".schedule", ".steps.txt", ".trace.json"}) {
+    const std::string path = prefix + suffix;
+    for (auto [input, what] : {std::pair{&args.scenario_path, "scenario file"},
+                               std::pair{&args.replay_path, "--replay schedule"}}) {
+      if (Status st = refuse_overwriting_input(path, "--out file '" + path + "'", *input, what);
+          !st.is_ok()) {
+        return st.message();
+      }
+    }
+  }
+  return "";
 }
 
 // Plants the bug `name` names ("none" plants nothing) in the scenario's
@@ -267,17 +288,12 @@ int write_counterexample(const CheckArgs& args, const Scenario& scenario,
   model::run_execution(model::model_scenario(scenario), options.seed, replay, both, nullptr,
                        {options.faults, -1});
   // Never overwrite the schedule being replayed.
-  std::string prefix = args.out_prefix;
-  if (!args.replay_path.empty() &&
-      std::filesystem::weakly_canonical(prefix + ".schedule") ==
-          std::filesystem::weakly_canonical(args.replay_path)) {
-    prefix += "-replay";
-  }
+  const std::string prefix = counterexample_prefix(args);
   for (const auto& [suffix, content] :
        {std::pair<std::string, std::string>{".schedule", model::schedule_file_text(file)},
         {".steps.txt", text.text()},
         {".trace.json", chrome.to_json()}}) {
-    if (Status st = write_file(prefix + suffix, content); !st.is_ok()) {
+    if (Status st = write_file_atomically(prefix + suffix, content, "--out"); !st.is_ok()) {
       // The violation stands; keep the schedule where the user can see it.
       err << kErrorPrefix << st.message() << "; the schedule follows on stdout\n";
       out << model::schedule_file_text(file);
@@ -312,6 +328,10 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
   if (!loaded) return kExitBadInput;
   Scenario& scenario = *loaded;
+  if (std::string e = counterexample_paths_problem(args); !e.empty()) {
+    err << kErrorPrefix << e << "\n";
+    return kExitBadInput;
+  }
   if (!plant_bug(args.plant_bug, scenario)) {
     const ProtocolDescriptor* owner = protocol_with_bug(args.plant_bug);
     err << kErrorPrefix << "--plant-bug " << args.plant_bug << " is a bug of protocol \""

@@ -100,11 +100,7 @@ std::string launch_flags_problem(const LaunchArgs& args, uint64_t* world, long l
       !e.empty()) {
     return e;
   }
-  if (!args.trace_path.empty() && !args.json_path.empty() &&
-      same_file_path(args.trace_path, args.json_path)) {
-    return "--trace and --json name the same file '" + args.trace_path + "'";
-  }
-  return "";
+  return run_output_paths_problem(args.json_path, args.trace_path, args.scenario_path);
 }
 
 void report_rank_ends(const std::vector<launch::RankEnd>& ends, std::ostream& out) {

@@ -152,10 +152,10 @@ bool open_output(const std::string& file_path, const char* flag, std::optional<O
   return true;
 }
 
-std::optional<RunOutputs> open_run_outputs(const RunArgs& args, std::ostream& err) {
-  if (!args.trace_path.empty() && !args.json_path.empty() &&
-      same_file_path(args.trace_path, args.json_path)) {
-    err << kErrorPrefix << "--trace and --json name the same file '" << args.trace_path << "'\n";
+std::optional<RunOutputs> open_run_outputs(const RunArgs& args, const std::string& scenario_path,
+                                           std::ostream& err) {
+  if (std::string e = run_output_paths_problem(args.json_path, args.trace_path, scenario_path); !e.empty()) {
+    err << kErrorPrefix << e << "\n";
     return std::nullopt;
   }
   RunOutputs outputs;
@@ -213,7 +213,7 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
   std::optional<Scenario> loaded = load_scenario_argument(path, err);
   if (!loaded) return kExitBadInput;
   Scenario& scenario = *loaded;
-  std::optional<RunOutputs> outputs = open_run_outputs(args, err);
+  std::optional<RunOutputs> outputs = open_run_outputs(args, path, err);
   if (!outputs) return kExitBadInput;
   SimulationOptions options;
   options.timing_only = args.timing_only;
@@ -279,6 +279,12 @@ int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::optional<OutputFile> dot_file;
   if (!args.dot_path.empty()) {
+    if (Status st = refuse_overwriting_input(args.dot_path, "--dot", args.scenario_path,
+                                             "scenario file");
+        !st.is_ok()) {
+      err << kErrorPrefix << st.message() << "\n";
+      return kExitBadInput;
+    }
     Result<OutputFile> opened = OutputFile::open(args.dot_path, "--dot");
     if (!opened.is_ok()) {
       err << kErrorPrefix << opened.status().message() << "\n";

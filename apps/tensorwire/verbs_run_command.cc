@@ -248,9 +248,9 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
     return bad(st.message());
   }
   // Rank 0 writes the files; every rank given --trace records its part.
-  if (!args.trace_path.empty() && !args.json_path.empty() &&
-      same_file_path(args.trace_path, args.json_path)) {
-    return bad("--trace and --json name the same file '" + args.trace_path + "'");
+  if (std::string e = run_output_paths_problem(args.json_path, args.trace_path, path);
+      !e.empty()) {
+    return bad(e);
   }
   std::optional<OutputFile> json_file;
   std::optional<OutputFile> trace_file;

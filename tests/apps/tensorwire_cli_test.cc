@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -60,11 +61,13 @@ class TensorwireCli : public ::testing::Test {
 
   // `args` is shell text; quote paths with quoted(). stdout and stderr are
   // files, so stderr is never a terminal and no progress bar is drawn.
-  CliRun run(const std::string& args) const {
+  // With `cwd`, the command runs there.
+  CliRun run(const std::string& args, const fs::path& cwd = {}) const {
     const fs::path out = path("stdout.txt");
     const fs::path err = path("stderr.txt");
-    const std::string command = quoted(kCli) + " " + args + " >" + quoted(out.string()) + " 2>" +
-                                quoted(err.string()) + " </dev/null";
+    const std::string cd = cwd.empty() ? "" : "cd " + quoted(cwd.string()) + " && ";
+    const std::string command = cd + quoted(kCli) + " " + args + " >" + quoted(out.string()) +
+                                " 2>" + quoted(err.string()) + " </dev/null";
     const int status = std::system(command.c_str());
     CliRun r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -160,12 +163,65 @@ TEST_F(TensorwireCli, AWrongValueInAScenarioIsBadInputNamingFileLineAndKey) {
 }
 
 TEST_F(TensorwireCli, UnwritableOutputFileIsBadInputNamingThePath) {
-  const std::string unwritable = path("no_such_dir/results.json").string();
+  // A parent "directory" that is a regular file cannot be created.
+  std::ofstream(path("plain")) << "x";
+  const std::string unwritable = path("plain/sub/results.json").string();
   const CliRun r = run("run " + quoted(kQuickstart) + " --json " + quoted(unwritable));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, unwritable)) << r.err;
   EXPECT_TRUE(contains(r.err, "--json")) << r.err;
+  EXPECT_TRUE(contains(r.err, "'" + path("plain").string() + "' is not a directory")) << r.err;
   EXPECT_FALSE(contains(r.out, "PASS")) << "reported before the run, not after";
+  EXPECT_EQ(read_file(path("plain")), "x");
+}
+
+TEST_F(TensorwireCli, OutputsIntoMissingDirectoriesCreateThem) {
+  const CliRun r = run("run " + quoted(kQuickstart) + " --json out/sub/r.json --trace out/t.json",
+                       dir_);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NO_THROW(nlohmann::json::parse(read_file(path("out/sub/r.json"))));
+  EXPECT_NO_THROW(nlohmann::json::parse(read_file(path("out/t.json"))));
+}
+
+TEST_F(TensorwireCli, ASuccessfulRunLeavesNoTemporaryFile) {
+  const CliRun r = run("run " + quoted(kQuickstart) + " --json " + quoted(path("r.json").string()) +
+                       " --trace " + quoted(path("t.json").string()));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"r.json", "stderr.txt", "stdout.txt", "t.json"}));
+}
+
+TEST_F(TensorwireCli, AnOutputOntoTheScenarioIsRefusedAndTheScenarioKept) {
+  const std::string original = read_file(kQuickstart);
+  std::ofstream(path("s.toml"), std::ios::binary) << original;
+  const std::string scenario = path("s.toml").string();
+  for (const char* flag : {"--json", "--trace"}) {
+    // Spelled differently from the scenario argument: one file all the same.
+    const CliRun r = run("run " + quoted(scenario) + " " + flag + " " +
+                         quoted((dir_ / "." / "s.toml").string()));
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_TRUE(contains(r.err, std::string("tensorwire: error: ") + flag +
+                                    " would overwrite the scenario file '" + scenario + "'"))
+        << r.err;
+    EXPECT_FALSE(contains(r.out, "PASS")) << r.out;
+    EXPECT_EQ(read_file(scenario), original) << flag;
+  }
+  // A relative --json naming the scenario given by its absolute path.
+  EXPECT_EQ(run("run " + quoted(scenario) + " --json s.toml", dir_).exit_code, 2);
+  EXPECT_EQ(read_file(scenario), original);
+}
+
+TEST_F(TensorwireCli, PlanDotOntoTheScenarioIsRefused) {
+  const std::string original =
+      read_file(std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/broadcast_mixed.toml");
+  std::ofstream(path("b.toml"), std::ios::binary) << original;
+  const CliRun r = run("plan " + quoted(path("b.toml").string()) + " --dot " +
+                       quoted(path("b.toml").string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--dot would overwrite the scenario file")) << r.err;
+  EXPECT_EQ(read_file(path("b.toml")), original);
 }
 
 TEST_F(TensorwireCli, SameFileForTraceAndJsonIsBadInput) {
@@ -449,6 +505,16 @@ TEST_F(TensorwireCli, CheckReplaysAScheduleFileWithCrlfLineEndings) {
                        quoted(path("again").string()));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "replayed: safety violation")) << r.out << r.err;
+}
+
+TEST_F(TensorwireCli, CheckRefusesACounterexampleFileOntoTheScenario) {
+  std::ofstream(path("cx.steps.txt")) << kCheckScenario;
+  const CliRun r = run("check " + quoted(path("cx.steps.txt").string()) +
+                       " --plant-bug reuse_request_index --out " + quoted(path("cx").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "would overwrite the scenario file")) << r.err;
+  EXPECT_EQ(read_file(path("cx.steps.txt")), kCheckScenario);
+  EXPECT_FALSE(fs::exists(path("cx.schedule")));
 }
 
 TEST_F(TensorwireCli, CheckExactSaysEveryOrderWithoutTheAbstraction) {
