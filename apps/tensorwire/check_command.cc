@@ -17,54 +17,13 @@
 #include "report/check_summary.h"
 #include "report/chrome_trace_writer.h"
 #include "report/progress_bar.h"
+#include "report/text_trace_sink.h"
 #include "report/units_format.h"
 #include "scenario/scenario_loader.h"
 #include "scenario/text_file.h"
 
 namespace tensorwire::app {
 namespace {
-
-// A trace sink that keeps every event as a line, in the order they happened:
-// the readable step-by-step account of a failing execution.
-class TextTraceSink final : public TraceSink {
- public:
-  void slice(std::string_view track, std::string_view name, TimeNs start_ns, TimeNs duration_ns,
-             std::string_view detail) override {
-    out_ << start_ns << " ns  " << track << "  " << name << " (" << duration_ns << " ns)";
-    if (!detail.empty()) out_ << "  " << detail;
-    out_ << "\n";
-  }
-  void instant(std::string_view track, std::string_view name, TimeNs at_ns,
-               std::string_view detail) override {
-    out_ << at_ns << " ns  " << track << "  " << name;
-    if (!detail.empty()) out_ << "  " << detail;
-    out_ << "\n";
-  }
-  std::string text() const { return out_.str(); }
-
- private:
-  std::ostringstream out_;
-};
-
-// Both sinks at once.
-class TeeTraceSink final : public TraceSink {
- public:
-  TeeTraceSink(TraceSink& a, TraceSink& b) : a_(a), b_(b) {}
-  void slice(std::string_view track, std::string_view name, TimeNs start, TimeNs dur,
-             std::string_view detail) override {
-    a_.slice(track, name, start, dur, detail);
-    b_.slice(track, name, start, dur, detail);
-  }
-  void instant(std::string_view track, std::string_view name, TimeNs at,
-               std::string_view detail) override {
-    a_.instant(track, name, at, detail);
-    b_.instant(track, name, at, detail);
-  }
-
- private:
-  TraceSink& a_;
-  TraceSink& b_;
-};
 
 int exit_code_of(model::CheckOutcome outcome) {
   switch (outcome) {
@@ -282,8 +241,8 @@ int write_counterexample(const CheckArgs& args, const Scenario& scenario,
   file.planted_bug = scenario.protocol.descriptor().planted_bug(scenario.protocol.options);
   file.choices = failing.choices;
   report::ChromeTraceWriter chrome;
-  TextTraceSink text;
-  TeeTraceSink both(chrome, text);
+  report::TextTraceSink text;
+  report::TeeTraceSink both(chrome, text);
   model::ReplayStrategy replay(failing.choices);
   model::run_execution(model::model_scenario(scenario), options.seed, replay, both, nullptr,
                        {options.faults, -1});
