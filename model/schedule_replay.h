@@ -24,8 +24,11 @@ struct ScheduleReplay {
 // Reads and parses `path`, plants the file's bug in `scenario` unless
 // `keep_planted_bug` (the user planted one on the command line), and re-runs
 // the execution. `seed` overrides the file's. Errors name the file: it cannot
-// be read or parsed, or its planted bug is unknown to the scenario's protocol.
+// be read or parsed, it was recorded for another scenario than `identity`
+// (checked before anything runs), or its planted bug is unknown to the
+// scenario's protocol.
 Result<ScheduleReplay> replay_schedule_file(const std::string& path, Scenario& scenario,
+                                            const ScenarioIdentity& identity,
                                             std::optional<uint64_t> seed, bool keep_planted_bug);
 
 }  // namespace tensorwire::model

@@ -335,12 +335,70 @@ const toml::array* TomlTableReader::array_of_tables(std::string_view key) const 
 }  // namespace tensorwire
 
 namespace tensorwire {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// The text before the first '=' outside quotes, trimmed; empty when the line
+// has none before a comment.
+std::string_view key_before_equals(std::string_view line) {
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote != 0) {
+      if (quote == '"' && c == '\\') {
+        ++i;  // an escape in a basic string
+      } else if (c == quote) {
+        quote = 0;
+      }
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#') {
+      return {};
+    } else if (c == '=') {
+      return trim(line.substr(0, i));
+    }
+  }
+  return {};
+}
+
+// A table header ("[cluster]", "[[workload.tensor]]") without its comment.
+bool is_header(std::string_view trimmed) { return !trimmed.empty() && trimmed.front() == '['; }
+std::string_view header_text(std::string_view trimmed) {
+  return trim(trimmed.substr(0, trimmed.find('#')));
+}
+
+}  // namespace
+
+std::string key_on_line(std::string_view text, uint64_t line) {
+  std::string_view header;
+  std::string_view rest = text;
+  for (uint64_t n = 1; n <= line && !rest.empty(); ++n) {
+    const size_t end = rest.find('\n');
+    const std::string_view current = trim(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    if (n < line) {
+      if (is_header(current)) header = header_text(current);
+      continue;
+    }
+    if (is_header(current)) return {};  // an error in a header: no key
+    const std::string_view key = key_before_equals(current);
+    if (key.empty()) return {};
+    return header.empty() ? std::string(key) : std::string(header) + " " + std::string(key);
+  }
+  return {};
+}
 
 toml::table parse_toml_document(std::string_view text, const std::string& file) {
   try {
     return toml::parse(text, std::string_view(file));
   } catch (const toml::parse_error& e) {
-    throw_scenario_error(file, e.source(), "",
+    throw_scenario_error(file, e.source(), key_on_line(text, e.source().begin.line),
                          "TOML syntax error: " + std::string(e.description()));
   }
 }

@@ -95,7 +95,13 @@ class TomlTableReader {
 namespace tensorwire {
 
 // Parses a whole TOML document; a syntax error becomes a ScenarioError at the
-// position toml++ reports.
+// position toml++ reports, naming the key on that line when it has one:
+// "FILE:LINE:COL: [cluster] nic_bandwidth: TOML syntax error: ...".
 toml::table parse_toml_document(std::string_view text, const std::string& file);
+
+// The key assigned on `line` (from 1) of `text` with the header of its table,
+// "[cluster] nic_bandwidth" ("name" before any header); empty when the line
+// assigns no key (a header, a comment, the inside of a multi-line value).
+std::string key_on_line(std::string_view text, uint64_t line);
 
 }  // namespace tensorwire

@@ -16,6 +16,7 @@
 #include "model/schedule_replay.h"
 #include "report/check_summary.h"
 #include "report/chrome_trace_writer.h"
+#include "report/content_hash.h"
 #include "report/progress_bar.h"
 #include "report/text_trace_sink.h"
 #include "report/units_format.h"
@@ -161,6 +162,13 @@ model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scen
   return options;
 }
 
+// The scenario as the checker runs it: its name and a hash of its file's
+// bytes, recorded in a schedule file and compared on --replay.
+model::ScenarioIdentity scenario_identity(const std::string& path, const Scenario& scenario) {
+  Result<std::string> text = read_text_file(path);
+  return {scenario.name, text ? report::fnv1a_64(*text) : 0};
+}
+
 // What a check found, and how its schedule file names the strategy.
 struct Finding {
   std::optional<model::Execution> failing;
@@ -170,10 +178,11 @@ struct Finding {
 // Replays --replay's schedule. An exit code when there is nothing more to do
 // (bad input, or the replay found nothing); otherwise the failing execution.
 std::optional<int> replay_schedule(const CheckArgs& args, Scenario& scenario,
+                                   const model::ScenarioIdentity& identity,
                                    model::CheckOptions& options, Finding& finding,
                                    std::ostream& out, std::ostream& err) {
   Result<model::ScheduleReplay> replay = model::replay_schedule_file(
-      args.replay_path, scenario, args.has_seed ? std::optional<uint64_t>(args.seed) : std::nullopt,
+      args.replay_path, scenario, identity, args.has_seed ? std::optional<uint64_t>(args.seed) : std::nullopt,
       args.plant_bug != "none");
   if (!replay) {
     err << kErrorPrefix << replay.status().message() << "\n";
@@ -229,11 +238,14 @@ std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
 
 // Writes the counterexample: the schedule, and a trace of re-running it.
 int write_counterexample(const CheckArgs& args, const Scenario& scenario,
+                         const model::ScenarioIdentity& identity,
                          const model::CheckOptions& options, const Finding& finding,
                          std::ostream& out, std::ostream& err) {
   const model::Execution& failing = *finding.failing;
   model::ScheduleFile file;
   file.scenario = args.scenario_path;
+  file.scenario_name = identity.name;
+  file.scenario_hash = identity.hash;
   file.seed = options.seed;
   file.strategy = finding.strategy_name;
   file.outcome = model::check_outcome_name(failing.outcome);
@@ -299,14 +311,15 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
     return kExitBadInput;
   }
   model::CheckOptions options = check_options_of(args, scenario);
+  const model::ScenarioIdentity identity = scenario_identity(args.scenario_path, scenario);
   Finding finding;
   finding.strategy_name = args.strategy;
   const std::optional<int> done =
       args.replay_path.empty()
           ? search(args, scenario, options, progress, finding, out, err)
-          : replay_schedule(args, scenario, options, finding, out, err);
+          : replay_schedule(args, scenario, identity, options, finding, out, err);
   if (done) return *done;
-  return write_counterexample(args, scenario, options, finding, out, err);
+  return write_counterexample(args, scenario, identity, options, finding, out, err);
 }
 
 }  // namespace tensorwire::app

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/content_hash.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -505,6 +507,54 @@ TEST_F(TensorwireCli, CheckReplaysAScheduleFileWithCrlfLineEndings) {
                        quoted(path("again").string()));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "replayed: safety violation")) << r.out << r.err;
+}
+
+// issue 18 #9: a schedule names the scenario it was recorded for (its name,
+// a hash of its file); replayed on another one it is refused, naming both,
+// before anything runs. A file written before these fields still replays.
+TEST_F(TensorwireCli, CheckRefusesToReplayAScheduleRecordedForAnotherScenario) {
+  const std::string check = kCheckScenario;
+  std::ofstream(path("c.toml")) << check;
+  const std::string prefix = path("cex").string();
+  ASSERT_EQ(run("check " + quoted(path("c.toml").string()) +
+                " --plant-bug stale_re_request_address --out " + quoted(prefix))
+                .exit_code,
+            1);
+  const std::string schedule = read_file(prefix + ".schedule");
+  const std::string hash = tensorwire::report::format_hash(tensorwire::report::fnv1a_64(check));
+  EXPECT_TRUE(contains(schedule, "\nscenario_name check\nscenario_hash " + hash + "\n")) << schedule;
+  // Another scenario: another name and other bytes.
+  std::string other = check;
+  other.replace(other.find("name = \"check\""), 14, "name = \"other\"");
+  std::ofstream(path("other.toml")) << other;
+  const std::string other_hash = tensorwire::report::format_hash(tensorwire::report::fnv1a_64(other));
+  const CliRun wrong = run("check " + quoted(path("other.toml").string()) + " --replay " +
+                           quoted(prefix + ".schedule") + " --out " + quoted(path("again").string()));
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out << wrong.err;
+  EXPECT_TRUE(contains(wrong.err, "cex.schedule: the schedule was recorded for scenario 'check' (hash " +
+                                      hash + "); this is 'other' (hash " + other_hash + ")"))
+      << wrong.err;
+  EXPECT_FALSE(contains(wrong.out, "replayed")) << wrong.out;
+  EXPECT_FALSE(fs::exists(path("again.schedule")));
+  // The same name, edited: the hash tells them apart.
+  std::ofstream(path("edited.toml")) << check << "# edited\n";
+  const CliRun edited = run("check " + quoted(path("edited.toml").string()) + " --replay " +
+                            quoted(prefix + ".schedule"));
+  EXPECT_EQ(edited.exit_code, 2) << edited.out << edited.err;
+  EXPECT_TRUE(contains(edited.err, "recorded for scenario 'check' (hash " + hash + "); this is 'check' (hash "))
+      << edited.err;
+  // An older file, without the fields, replays as before.
+  std::string old = schedule;
+  for (const char* field : {"scenario_name ", "scenario_hash "}) {
+    const size_t at = old.find(field);
+    old.erase(at, old.find('\n', at) + 1 - at);
+  }
+  std::ofstream(path("old.schedule")) << old;
+  const CliRun replayed = run("check " + quoted(path("c.toml").string()) + " --replay " +
+                              quoted(path("old.schedule").string()) + " --out " +
+                              quoted(path("again").string()));
+  EXPECT_EQ(replayed.exit_code, 1) << replayed.out << replayed.err;
+  EXPECT_TRUE(contains(replayed.out, "replayed: safety violation")) << replayed.out << replayed.err;
 }
 
 TEST_F(TensorwireCli, CheckRefusesACounterexampleFileOntoTheScenario) {

@@ -64,6 +64,88 @@ TEST(ScheduleFile, VersionOneIsReadOnlyWithoutFaults) {
   EXPECT_NE(faulty.status().message().find("run check again"), std::string::npos) << faulty.status().to_string();
 }
 
+// issue 18 #9: the scenario's name and hash, written after its path.
+TEST(ScheduleFile, ScenarioNameAndHashRoundTrip) {
+  ScheduleFile s = sample();
+  s.scenario_name = "two ranks";
+  s.scenario_hash = 0x00ab'cdef'0123'4567ull;
+  const std::string text = schedule_file_text(s);
+  EXPECT_NE(text.find("\nscenario scenarios/quickstart.toml\nscenario_name two ranks\n"
+                      "scenario_hash 0x00abcdef01234567\nseed 42\n"),
+            std::string::npos)
+      << text;
+  auto back = parse_schedule_file(text, "x.schedule");
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(back->scenario_name, "two ranks");
+  EXPECT_EQ(back->scenario_hash, 0x00ab'cdef'0123'4567ull);
+  EXPECT_EQ(back->seed, 42u);
+  EXPECT_EQ(back->choices, sample().choices);
+  // Either field alone.
+  std::string name_only = text;
+  name_only.erase(name_only.find("scenario_hash "), 33);
+  auto n = parse_schedule_file(name_only, "x.schedule");
+  ASSERT_TRUE(n) << n.status().to_string() << "\n" << name_only;
+  EXPECT_EQ(n->scenario_name, "two ranks");
+  EXPECT_FALSE(n->scenario_hash);
+}
+
+// Files written before the fields existed have neither, and still parse.
+TEST(ScheduleFile, ScenarioNameAndHashAreOptional) {
+  const std::string text = schedule_file_text(sample());
+  EXPECT_EQ(text.find("scenario_name"), std::string::npos) << text;
+  EXPECT_EQ(text.find("scenario_hash"), std::string::npos) << text;
+  auto back = parse_schedule_file(text, "x.schedule");
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_FALSE(back->scenario_name);
+  EXPECT_FALSE(back->scenario_hash);
+  EXPECT_EQ(scenario_mismatch(*back, {"anything", 7}), "");
+}
+
+TEST(ScheduleFile, MalformedScenarioNameOrHashIsAnErrorWithTheLine) {
+  const std::string head = "tensorwire-schedule 2\nscenario s.toml\n";
+  const std::string tail =
+      "seed 1\nstrategy random\noutcome safety violation\nfaults none\nplanted_bug none\nchoices 1\n0\n";
+  auto error_of = [&](const std::string& middle) {
+    auto r = parse_schedule_file(head + middle + tail, "x.schedule");
+    return r ? std::string("(parsed)") : r.status().message();
+  };
+  EXPECT_EQ(error_of("scenario_name a\nscenario_hash 0x0123456789ABCDEF\n"), "(parsed)");
+  EXPECT_NE(error_of("scenario_name \n").find("x.schedule:3: expected 'scenario_name NAME'"),
+            std::string::npos)
+      << error_of("scenario_name \n");
+  for (const char* bad : {"12", "0x123", "0x0123456789abcdef0", "0x0123456789abcdeg", "0x-123456789abcdef",
+                          "0x+123456789abcdef", "0x 123456789abcdef", "", "0X0123456789abcdef"}) {
+    const std::string e = error_of("scenario_name a\nscenario_hash " + std::string(bad) + "\n");
+    EXPECT_NE(e.find("x.schedule:4: expected 'scenario_hash 0x' and 16 hex digits"), std::string::npos)
+        << bad << ": " << e;
+  }
+  // Out of order, or twice: the next required line is missing.
+  EXPECT_NE(error_of("scenario_hash 0x0123456789abcdef\nscenario_name a\n").find("x.schedule:4: expected 'seed N'"),
+            std::string::npos);
+  EXPECT_NE(error_of("scenario_name a\nscenario_name a\n").find("x.schedule:4: expected 'seed N'"),
+            std::string::npos);
+  // A file that ends after its scenario line: the line numbers stay right.
+  auto cut = parse_schedule_file(head, "x.schedule");
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.status().message().find("x.schedule:3: expected 'seed N'"), std::string::npos)
+      << cut.status().message();
+}
+
+TEST(ScheduleFile, ScenarioMismatchNamesBoth) {
+  ScheduleFile s = sample();
+  s.scenario_name = "alpha";
+  s.scenario_hash = 1;
+  EXPECT_EQ(scenario_mismatch(s, {"alpha", 1}), "");
+  EXPECT_EQ(scenario_mismatch(s, {"beta", 2}),
+            "the schedule was recorded for scenario 'alpha' (hash 0x0000000000000001); this is 'beta' "
+            "(hash 0x0000000000000002)");
+  EXPECT_NE(scenario_mismatch(s, {"alpha", 2}), "");  // the same name, edited
+  EXPECT_NE(scenario_mismatch(s, {"beta", 1}), "");
+  s.scenario_hash.reset();  // a name alone is compared alone
+  EXPECT_EQ(scenario_mismatch(s, {"alpha", 2}), "");
+  EXPECT_NE(scenario_mismatch(s, {"beta", 2}).find("scenario 'alpha' (hash ?)"), std::string::npos);
+}
+
 TEST(ScheduleFile, FaultListsNameEachKnownFaultOnce) {
   std::vector<FaultKind> kinds;
   EXPECT_TRUE(parse_fault_list("none", kinds));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scenario/scenario_loader.h"
+#include "scenario/toml_table_reader.h"
 #include "tests/scenario/scenario_error_text.h"
 
 namespace tensorwire {
@@ -59,6 +60,54 @@ TEST(ScenarioErrors, TomlSyntaxErrorAtItsPosition) {
   expect_error("name = \"x\"\n[cluster]\nnodes = = 2\n", {"t.toml:3:9: ", "TOML syntax error"});
   expect_error("[cluster]\nnodes = 2\nnodes = 3\n", {"t.toml:3:", "nodes"});
   expect_error("name = \"unterminated\n", {"t.toml:1:", "TOML syntax error"});
+}
+
+// issue 18 #10: a TOML syntax error names the key on its line, within its table.
+TEST(ScenarioErrors, TomlSyntaxErrorsNameTheKey) {
+  // A bad number.
+  expect_error("name = \"x\"\n[cluster]\nnodes = 3x\n",
+               {"t.toml:3:", ": [cluster] nodes: TOML syntax error: "});
+  expect_error("name = \"x\"\n[cluster]\nnodes = = 2\n",
+               {"t.toml:3:9: [cluster] nodes: TOML syntax error: "});
+  // An unterminated string, before any table.
+  expect_error("name = \"unterminated\n[cluster]\nnodes = 2\n",
+               {"t.toml:1:", ": name: TOML syntax error: "});
+  // In a nested table and in an array of tables.
+  expect_error("[protocol.tf_verbs_zero_copy]\n# a comment\n\ncontrol_ring_size = 1.2.3\n",
+               {"t.toml:4:", ": [protocol.tf_verbs_zero_copy] control_ring_size: TOML syntax error: "});
+  expect_error(kHead + "dst = 'open\n", {"t.toml:10:", ": [[workload.tensor]] dst: TOML syntax error: "});
+}
+
+// An error on a header line has no key: the message stays position and description.
+TEST(ScenarioErrors, TomlSyntaxErrorInAHeaderNamesNoKey) {
+  for (const char* text : {"name = \"x\"\n[cluster\nnodes = 3\n", "nodes = 3\n[clu ster]\n"}) {
+    const std::string e = error_of(text);
+    EXPECT_EQ(e.rfind("t.toml:2:", 0), 0u) << e;
+    const size_t after_position = e.find(": ") + 2;
+    EXPECT_EQ(e.find("TOML syntax error: "), after_position) << e;
+  }
+}
+
+TEST(ScenarioErrors, KeyOnLineReadsTheRawText) {
+  const std::string text =
+      "top = 1\r\n"
+      "[cluster] # the machines\r\n"
+      "# nodes = 3\r\n"
+      "\"a=b\" = 2\r\n"
+      "[[workload.tensor]]\n"
+      "  name = \"x = y\"\n"
+      "shape = [\n"
+      "  1,\n";
+  EXPECT_EQ(key_on_line(text, 1), "top");
+  EXPECT_EQ(key_on_line(text, 2), "");
+  EXPECT_EQ(key_on_line(text, 3), "");
+  EXPECT_EQ(key_on_line(text, 4), "[cluster] \"a=b\"");
+  EXPECT_EQ(key_on_line(text, 5), "");
+  EXPECT_EQ(key_on_line(text, 6), "[[workload.tensor]] name");
+  EXPECT_EQ(key_on_line(text, 7), "[[workload.tensor]] shape");
+  EXPECT_EQ(key_on_line(text, 8), "");
+  EXPECT_EQ(key_on_line(text, 0), "");
+  EXPECT_EQ(key_on_line(text, 99), "");
 }
 
 TEST(ScenarioErrors, UnknownKeysSuggestTheClosestOne) {
