@@ -61,6 +61,30 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return length;
 }
 
+// Where a slice ends; a negative duration counts as none, and the sum
+// saturates instead of overflowing.
+TimeNs slice_end(TimeNs start_ns, TimeNs duration_ns) {
+  if (duration_ns <= 0) return start_ns;
+  if (start_ns > std::numeric_limits<TimeNs>::max() - duration_ns) {
+    return std::numeric_limits<TimeNs>::max();
+  }
+  return start_ns + duration_ns;
+}
+
+// The first lane that can take the slice [start, end) of a track whose
+// earlier slices all start at or before `start`. Each lane holds the ends of
+// its open slices, innermost last (they nest, so the ends only shrink): those
+// ended by `start` close, and the slice fits if the innermost one left
+// contains it. open.size() means a new lane.
+size_t first_fitting_lane(std::vector<std::vector<TimeNs>>& open, TimeNs start, TimeNs end) {
+  for (size_t lane = 0; lane < open.size(); ++lane) {
+    std::vector<TimeNs>& ends = open[lane];
+    while (!ends.empty() && ends.back() <= start) ends.pop_back();
+    if (ends.empty() || ends.back() >= end) return lane;
+  }
+  return open.size();
+}
+
 // Every trace event on a line of its own, a comma before all but the first.
 void begin_event(std::string& out, bool& first) {
   out += first ? "\n" : ",\n";
@@ -153,7 +177,7 @@ void append_process_records(std::string& out, bool& first, int64_t pid) {
 
 // A track's name and its place within its process.
 void append_thread_records(std::string& out, bool& first, int64_t pid, int64_t tid,
-                           std::string_view name) {
+                           int64_t sort_index, std::string_view name) {
   begin_event(out, first);
   out += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":";
   append_integer(out, pid);
@@ -168,7 +192,7 @@ void append_thread_records(std::string& out, bool& first, int64_t pid, int64_t t
   out += ",\"tid\":";
   append_integer(out, tid);
   out += ",\"args\":{\"sort_index\":";
-  append_integer(out, tid);
+  append_integer(out, sort_index);
   out += "}}";
 }
 
@@ -254,23 +278,79 @@ void ChromeTraceWriter::append_json(std::string& out) const {
   std::set<int64_t> processes;
   for (const Track& t : tracks_) processes.insert(t.pid);
   for (const int64_t pid : processes) append_process_records(out, first, pid);
-  // Threads in first-seen order.
-  for (const Track& t : tracks_) append_thread_records(out, first, t.pid, t.tid, t.name);
-  for (const Event& e : events_) {
+  // Threads in first-seen order, each track's extra lanes right after it.
+  const Lanes lanes = lay_out_lanes();
+  int64_t sort_index = 0;
+  for (size_t i = 0; i < tracks_.size(); ++i) {
+    const Track& t = tracks_[i];
+    append_thread_records(out, first, t.pid, t.tid, ++sort_index, t.name);
+    for (uint32_t lane = 1; lane < lanes.count[i]; ++lane) {
+      append_thread_records(out, first, t.pid, int64_t{lanes.first_tid[i]} + lane - 1,
+                            ++sort_index, t.name + " #" + std::to_string(lane + 1));
+    }
+  }
+  for (size_t i = 0; i < events_.size(); ++i) {
     begin_event(out, first);
-    append_event(out, e);
+    append_event(out, events_[i], tid_of(lanes, i));
   }
   out += "\n]}\n";
 }
 
-void ChromeTraceWriter::append_event(std::string& out, const Event& e) const {
+ChromeTraceWriter::Lanes ChromeTraceWriter::lay_out_lanes() const {
+  Lanes lanes;
+  lanes.of_event.assign(events_.size(), 0);
+  lanes.count.assign(tracks_.size(), 1);
+  lanes.first_tid.assign(tracks_.size(), 0);
+  const auto end_of = [](const Event& e) { return slice_end(e.start_ns, e.duration_ns); };
+  std::vector<uint32_t> order;  // the slices by track, start, longer first, then call order
+  for (size_t i = 0; i < events_.size(); ++i) {
+    if (!events_[i].is_instant) order.push_back(static_cast<uint32_t>(i));
+  }
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Event& x = events_[a];
+    const Event& y = events_[b];
+    if (x.track != y.track) return x.track < y.track;
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    if (end_of(x) != end_of(y)) return end_of(x) > end_of(y);
+    return a < b;
+  });
+  std::vector<std::vector<TimeNs>> open;  // per lane of the track at hand
+  uint32_t track = UINT32_MAX;
+  for (const uint32_t i : order) {
+    const Event& e = events_[i];
+    if (e.track != track) {
+      open.clear();
+      track = e.track;
+    }
+    const size_t lane = first_fitting_lane(open, e.start_ns, end_of(e));
+    if (lane == open.size()) open.emplace_back();
+    open[lane].push_back(end_of(e));
+    lanes.of_event[i] = static_cast<uint32_t>(lane);
+    lanes.count[track] = std::max(lanes.count[track], static_cast<uint32_t>(lane + 1));
+  }
+  // Extra lanes get the tids after every track's own, in track then lane order.
+  auto next_tid = static_cast<uint32_t>(tracks_.size() + 1);
+  for (size_t t = 0; t < tracks_.size(); ++t) {
+    lanes.first_tid[t] = next_tid;
+    next_tid += lanes.count[t] - 1;
+  }
+  return lanes;
+}
+
+int64_t ChromeTraceWriter::tid_of(const Lanes& lanes, size_t event) const {
+  const uint32_t track = events_[event].track;
+  const uint32_t lane = lanes.of_event[event];
+  return lane == 0 ? int64_t{tracks_[track].tid} : int64_t{lanes.first_tid[track]} + lane - 1;
+}
+
+void ChromeTraceWriter::append_event(std::string& out, const Event& e, int64_t tid) const {
   const Track& t = tracks_[e.track];
   out += e.is_instant ? "{\"ph\":\"i\",\"s\":\"t\",\"name\":" : "{\"ph\":\"X\",\"name\":";
   append_json_string(out, names_[e.name]);
   out += ",\"pid\":";
   append_integer(out, t.pid);
   out += ",\"tid\":";
-  append_integer(out, t.tid);
+  append_integer(out, tid);
   out += ",\"ts\":";
   append_microseconds(out, e.start_ns);
   if (!e.is_instant) {

@@ -2,7 +2,11 @@
 // trace-event JSON (opens in Perfetto and chrome://tracing).
 //
 // Each distinct track name becomes one thread, numbered in the order it was
-// first seen; tracks are grouped into one process per node: "node3/nic tx to
+// first seen. Slices on one track that overlap without nesting (two transfers
+// in flight on one queue pair) would be drawn wrongly as "X" events on one
+// thread, so such a slice moves to a lane of its own: a thread "<track> #2",
+// "#3", ... sorted right after the track, so that on every thread the slices
+// nest or are disjoint; tracks are grouped into one process per node: "node3/nic tx to
 // node1", "node3/copy0", "rank 3" and "rank 3/cpu" all land in process 3 (the
 // simulator runs one rank per node). Other names go to a process "other".
 // Output is a pure function of the calls made: same calls, same bytes.
@@ -78,12 +82,25 @@ class ChromeTraceWriter final : public TraceSink {
   };
   using IndexMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
 
+  // The thread each event is drawn on: lane 0 is the track's own thread,
+  // lane k > 0 the thread "<track> #k+1".
+  struct Lanes {
+    std::vector<uint32_t> of_event;  // per event; instants are always in lane 0
+    std::vector<uint32_t> count;     // per track, at least 1
+    std::vector<uint32_t> first_tid;  // per track: the tid of its lane 1
+  };
+  // Greedy and deterministic: a track's slices in order of start (longer
+  // first, then call order) each take the first lane whose open slices all
+  // contain it.
+  Lanes lay_out_lanes() const;
+  int64_t tid_of(const Lanes& lanes, size_t event) const;
+
   uint32_t track_index(std::string_view track);
   uint32_t name_index(std::string_view name);
   void add(std::string_view track, std::string_view name, TimeNs start_ns, TimeNs duration_ns,
            std::string_view detail, bool is_instant);
   // One slice or instant as a trace event, without the separator before it.
-  void append_event(std::string& out, const Event& e) const;
+  void append_event(std::string& out, const Event& e, int64_t tid) const;
 
   std::vector<Track> tracks_;
   IndexMap track_ids_;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/content_hash.h"
+#include "tests/report/trace_nesting.h"
 
 namespace {
 
@@ -327,6 +328,27 @@ TEST_F(TensorwireCli, RunOnABroadcastScenarioChecksBytesAndWritesItsJson) {
     }
   }
   EXPECT_TRUE(stage_track) << "no pipeline stage track in the trace";
+}
+
+// Broadcast copies overlap on one queue pair or copy engine; the trace still
+// draws them right: on every thread the slices nest or are disjoint, the
+// overlapping ones moved to lanes "<track> #2", ... (issue 18, defect 4).
+TEST_F(TensorwireCli, TraceSlicesNestOnEveryThread) {
+  const std::string scenario =
+      std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_broadcast.toml";
+  const CliRun r = run("run " + quoted(scenario) + " --timing-only --trace " +
+                       quoted(path("t.json").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto trace = nlohmann::json::parse(read_file(path("t.json")));
+  EXPECT_EQ(tensorwire::testing_support::overlapping_slices(trace), std::vector<std::string>{});
+  bool lane = false;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" &&
+        e.at("args").at("name").get<std::string>().ends_with(" #2")) {
+      lane = true;
+    }
+  }
+  EXPECT_TRUE(lane) << "the scenario overlaps slices on a track, so some track needs a lane";
 }
 
 TEST_F(TensorwireCli, PlanWritesTheTransferGraphAsDot) {

@@ -11,11 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "report/content_hash.h"
+#include "tests/report/trace_nesting.h"
 
 namespace tensorwire::report {
 namespace {
 
 using nlohmann::json;
+using testing_support::overlapping_slices;
 
 json parsed(const ChromeTraceWriter& w) { return json::parse(w.to_json()); }
 
@@ -104,6 +106,50 @@ TEST(ChromeTraceWriter, OneThreadPerTrackGroupedIntoOneProcessPerNode) {
   EXPECT_EQ(slices[3].at("name"), "send");
   EXPECT_EQ(slices[3].at("tid"), 1);
   EXPECT_EQ(slices[3].at("pid"), 0);
+}
+
+// Two transfers in flight on one queue pair overlap without nesting; drawn as
+// "X" events on one thread, Perfetto would cut them wrongly (issue 18, #4).
+TEST(ChromeTraceWriter, SlicesThatOverlapWithoutNestingGetLanesOfTheirOwn) {
+  ChromeTraceWriter w;
+  const std::string qp = "node0/nic tx to node1";
+  w.slice(qp, "a", 0, 100, "");
+  w.slice(qp, "b", 50, 100, "");  // [50, 150): overlaps a
+  w.slice(qp, "c", 60, 10, "");   // inside a and b
+  w.instant(qp, "error", 55, "");
+  w.slice(qp, "d", 100, 100, "");  // [100, 200): starts as a ends, overlaps b
+  w.slice(qp, "e", 120, 40, "");   // [120, 160): inside d, overlaps b
+  w.slice(qp, "f", 10, 190, "");   // [10, 200): overlaps a, holds the rest: lane 2, with b
+  w.slice("node0/copy0", "g", 0, 10, "");
+  w.slice("node0/copy0", "h", 2, 5, "");  // nested: no lane needed
+  EXPECT_EQ(w.track_count(), 2u);
+
+  const json trace = parsed(w);
+  EXPECT_EQ(overlapping_slices(trace), std::vector<std::string>{});
+  const auto t = threads(trace);
+  // The track keeps its tid; lanes come after every track's own tid, in the
+  // same process, sorted right after their track.
+  EXPECT_EQ(t, (std::map<std::string, std::pair<int64_t, int64_t>>{
+                   {qp, {0, 1}}, {qp + " #2", {0, 3}}, {"node0/copy0", {0, 2}}}));
+  std::map<int64_t, int64_t> sort_index;
+  for (const json& e : events_with_phase(trace, "M")) {
+    if (e.at("name") == "thread_sort_index") {
+      sort_index[e.at("tid").get<int64_t>()] = e.at("args").at("sort_index").get<int64_t>();
+    }
+  }
+  EXPECT_EQ(sort_index, (std::map<int64_t, int64_t>{{1, 1}, {3, 2}, {2, 3}}));
+  // Every call is still there, in call order; the instant stays on the track.
+  std::string names;
+  std::map<std::string, int64_t> tid;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M") continue;
+    names += e.at("name").get<std::string>() + " ";
+    tid[e.at("name").get<std::string>()] = e.at("tid").get<int64_t>();
+  }
+  EXPECT_EQ(names, "a b c error d e f g h ");
+  EXPECT_EQ(tid, (std::map<std::string, int64_t>{{"a", 1}, {"b", 3}, {"c", 1}, {"error", 1},
+                                                 {"d", 1}, {"e", 1}, {"f", 3}, {"g", 2},
+                                                 {"h", 2}}));
 }
 
 TEST(ChromeTraceWriter, TimesAreMicrosecondsWithNanosecondDecimals) {
@@ -220,6 +266,38 @@ RC_GTEST_PROP(ChromeTraceWriter, SameCallsGiveTheSameBytesAndParseableJsonWithOn
     if (e.at("ph") != "M") ++timed;
   }
   RC_ASSERT(timed == calls.size());
+}
+
+using Interval = std::pair<uint16_t, uint16_t>;  // start, duration
+
+// Whatever the slices, on every thread they nest or are disjoint, none is
+// lost, and every thread of a track sits in that track's process.
+RC_GTEST_PROP(ChromeTraceWriter, SlicesOnEveryThreadNestOrAreDisjoint,
+              (const std::vector<Interval>& slices)) {
+  ChromeTraceWriter w;
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const auto [start, duration] = slices[i];
+    w.slice("node" + std::to_string(i % 3) + "/nic tx to node9", "s", start, duration % 2000, "");
+  }
+  const json trace = parsed(w);
+  const std::vector<std::string> bad = overlapping_slices(trace);
+  RC_ASSERT(bad.empty());
+  RC_ASSERT(events_with_phase(trace, "X").size() == slices.size());
+  for (const auto& [name, thread] : threads(trace)) {
+    RC_ASSERT(name.rfind("node" + std::to_string(thread.first) + "/", 0) == 0u);
+  }
+}
+
+TEST(TraceNesting, FindsSlicesThatOverlapWithoutNesting) {
+  const auto slice = [](int64_t tid, double ts, double dur) {
+    return json{{"ph", "X"}, {"name", "s"}, {"pid", 0}, {"tid", tid}, {"ts", ts}, {"dur", dur}};
+  };
+  json trace = {{"traceEvents", json::array({slice(1, 0, 1), slice(1, 0.25, 0.5),
+                                             slice(1, 1, 1), slice(2, 0.5, 1)})}};
+  EXPECT_TRUE(overlapping_slices(trace).empty()) << "nested, touching, or on another thread";
+  trace["traceEvents"].push_back(slice(1, 1.5, 1));
+  EXPECT_EQ(overlapping_slices(trace),
+            std::vector<std::string>{"pid 0 tid 1: 's' [1000, 2000) and 's' [1500, 2500)"});
 }
 
 }  // namespace
