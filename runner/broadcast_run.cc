@@ -12,6 +12,7 @@
 #include "core/protocols/realm_broadcast/transfer_operation.h"
 #include "core/workload/tensor_content.h"
 #include "runner/model_hooks.h"
+#include "runner/simulation_run.h"
 
 namespace tensorwire {
 namespace {
@@ -190,13 +191,7 @@ Result<collectives::TransferGraph> plan_scenario_broadcast(const Scenario& scena
 
 RunReport run_broadcast(const Scenario& scenario, const SimulationOptions& options,
                         TraceSink& trace, collectives::PlantedCollectiveBug bug) {
-  RunReport report;
-  report.scenario_name = scenario.name;
-  report.scenario_path = scenario.source_path;
-  report.protocol = scenario.protocol.name;
-  report.workload_kind = "broadcast";
-  report.seed = options.has_seed ? options.seed : scenario.seed;
-  report.payload = scenario.payload && !options.timing_only;
+  RunReport report = run_report_header(scenario, options);
   TW_ASSERT_MSG(scenario.broadcast.has_value(), "a collective protocol runs a broadcast workload");
   const collectives::BroadcastWorkload& w = *scenario.broadcast;
   BroadcastResult& result = report.broadcast.emplace();

@@ -11,17 +11,6 @@
 namespace tensorwire {
 namespace {
 
-RunReport report_header(const Scenario& scenario, const SimulationOptions& options) {
-  RunReport report;
-  report.scenario_name = scenario.name;
-  report.scenario_path = scenario.source_path;
-  report.protocol = scenario.protocol.name;
-  report.workload_kind = scenario.workload.kind;
-  report.seed = options.has_seed ? options.seed : scenario.seed;
-  report.payload = scenario.payload && !options.timing_only;
-  return report;
-}
-
 // Every check a point-to-point run must pass once the simulator is idle; each
 // failure is one typed problem naming what and where.
 void check_point_to_point_run(RunReport& report,
@@ -32,17 +21,7 @@ void check_point_to_point_run(RunReport& report,
         "the simulator went idle with the workload unfinished (step " +
         std::to_string(w.steps.empty() ? 0 : w.steps.back().step_id) + ")"));
   }
-  for (const StepResult& s : w.steps) {
-    for (const TransferResult& t : s.transfers) {
-      if (std::optional<Problem> p = transfer_problem(s.step_id, t)) {
-        report.problems.push_back(std::move(*p));
-      }
-    }
-  }
-  if (w.recvs_completed_twice > 0) {
-    report.problems.push_back(safety_problem(std::to_string(w.recvs_completed_twice) +
-                                             " Recv done callbacks ran more than once"));
-  }
+  add_transfer_problems(report);
   for (RankId r = 0; r < report.ranks; ++r) {
     if (const size_t work = rendezvous[r]->outstanding_work(); work != 0) {
       report.problems.push_back(liveness_problem(
@@ -55,7 +34,7 @@ void check_point_to_point_run(RunReport& report,
 
 RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& options,
                              TraceSink& trace, const ProgressCallback& on_progress) {
-  RunReport report = report_header(scenario, options);
+  RunReport report = run_report_header(scenario, options);
   sim::SimOptions sim_options;
   sim_options.seed = report.seed;
   sim_options.payload = report.payload;
@@ -107,6 +86,32 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
 }
 
 }  // namespace
+
+RunReport run_report_header(const Scenario& scenario, const SimulationOptions& options) {
+  RunReport report;
+  report.scenario_name = scenario.name;
+  report.scenario_path = scenario.source_path;
+  report.protocol = scenario.protocol.name;
+  report.workload_kind = scenario.broadcast ? "broadcast" : scenario.workload.kind;
+  report.seed = options.has_seed ? options.seed : scenario.seed;
+  report.payload = scenario.payload && !options.timing_only;
+  return report;
+}
+
+void add_transfer_problems(RunReport& report) {
+  const WorkloadResult& w = report.workload;
+  for (const StepResult& s : w.steps) {
+    for (const TransferResult& t : s.transfers) {
+      if (std::optional<Problem> p = transfer_problem(s.step_id, t)) {
+        report.problems.push_back(std::move(*p));
+      }
+    }
+  }
+  if (w.recvs_completed_twice > 0) {
+    report.problems.push_back(safety_problem(std::to_string(w.recvs_completed_twice) +
+                                             " Recv done callbacks ran more than once"));
+  }
+}
 
 std::optional<Problem> transfer_problem(uint64_t step_id, const TransferResult& t) {
   const std::string where = "step " + std::to_string(step_id) + " '" + t.name + "' " +

@@ -18,6 +18,14 @@ namespace tensorwire {
 // 0->1: recv failed: ..."; safety: "...: <mismatch>"); none when it passed.
 std::optional<Problem> transfer_problem(uint64_t step_id, const TransferResult& t);
 
+// What every backend's report starts from: the scenario, its protocol and
+// workload kind, and the seed and mode the options settle on.
+RunReport run_report_header(const Scenario& scenario, const SimulationOptions& options);
+
+// A problem for each transfer that failed a check, and one when Recv done
+// callbacks ran more than once (the checks every backend's workload gets).
+void add_transfer_problems(RunReport& report);
+
 // Runs the scenario's protocol on the simulator, whatever its shape: a
 // point-to-point protocol plays the scenario's workload through one Rendezvous
 // per rank; a collective runs its own operation (run_broadcast). One report.

@@ -422,17 +422,7 @@ void fill_report(MergedRun merged, TimeNs end_ns, uint64_t events, VerbsRunRepor
   out.measured_step_ns = std::move(merged.measured_step_ns);
   out.measured_transfer_ns = std::move(merged.measured_transfer_ns);
   report.problems = std::move(merged.problems);
-  for (const StepResult& s : report.workload.steps) {
-    for (const TransferResult& t : s.transfers) {
-      if (std::optional<Problem> p = transfer_problem(s.step_id, t)) {
-        report.problems.push_back(std::move(*p));
-      }
-    }
-  }
-  if (report.workload.recvs_completed_twice > 0) {
-    report.problems.push_back(safety_problem(std::to_string(report.workload.recvs_completed_twice) +
-                                             " Recv done callbacks ran more than once"));
-  }
+  add_transfer_problems(report);
 }
 
 }  // namespace
