@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "core/protocols/realm_broadcast/broadcast_planner.h"
-#include "runner/broadcast_run.h"
+#include "core/protocols/realm_broadcast/broadcast_account.h"
+#include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
 
 namespace tensorwire {
@@ -51,9 +52,9 @@ void BM_SimulateBroadcast8x4(benchmark::State& state) {
   TimeNs simulated = 0;
   for (auto _ : state) {
     NullTraceSink trace;
-    RunReport r = run_broadcast(scenario, options, trace);
+    RunReport r = run_simulation(scenario, options, trace);
     if (!r.passed()) state.SkipWithError(r.problems.front().text.c_str());
-    simulated = r.broadcast->finish_ns;
+    simulated = collectives::broadcast_result_of(r.collective.get())->finish_ns;
   }
   state.counters["simulated_ms"] = static_cast<double>(simulated) / 1e6;
 }

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "report/units_format.h"
+#include "core/units_format.h"
 
 namespace tensorwire::report {
 

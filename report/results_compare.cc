@@ -8,7 +8,7 @@
 #include <tuple>
 #include <utility>
 
-#include "report/units_format.h"
+#include "core/units_format.h"
 
 namespace tensorwire::report {
 namespace {

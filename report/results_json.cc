@@ -4,7 +4,6 @@
 #include <optional>
 #include <vector>
 
-#include "report/broadcast_report.h"
 
 namespace tensorwire::report {
 namespace {
@@ -177,7 +176,7 @@ void add_counters(Json& j, const RunReport& report) {
   j["transport"] = transport_json(report.total_stats);
   Json p = Json{{"name", report.protocol}};
   p.update(protocol_json(total_protocol_counters(report)));
-  if (!report.broadcast) p["control_messages_per_tensor"] = control_messages_per_tensor(report);
+  if (!report.collective_run()) p["control_messages_per_tensor"] = control_messages_per_tensor(report);
   j["protocol"] = std::move(p);
 
   Json per_rank = Json::array();
@@ -200,8 +199,9 @@ void add_counters(Json& j, const RunReport& report) {
 Json results_json(const RunReport& report, const MeasuredWallTimes& measured) {
   Json j;
   add_run_header(j, report);
-  if (report.broadcast) {
-    add_broadcast_results(j, report);
+  if (report.collective_run()) {
+    // The protocol writes its own keys; one that could not plan has none.
+    if (report.collective) report.collective->add_results(j, report.workload_kind);
   } else {
     add_point_to_point_results(j, report, measured);
   }

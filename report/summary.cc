@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <limits>
 
-#include "report/broadcast_report.h"
 #include "report/results_json.h"
-#include "report/units_format.h"
+#include "core/units_format.h"
 
 namespace tensorwire::report {
 namespace {
@@ -124,7 +123,7 @@ std::string counter_list(const ProtocolCounters& counters) {
 // workload, the counters by name for a collective one.
 std::string protocol_line(const RunReport& report) {
   const ProtocolCounters p = total_protocol_counters(report);
-  if (report.broadcast) return total_line("protocol counters", counter_list(p));
+  if (report.collective_run()) return total_line("protocol counters", counter_list(p));
   std::array<char, 32> ratio{};
   std::snprintf(ratio.data(), ratio.size(), "%.2f", control_messages_per_tensor(report));
   return total_line("control msgs / tensor",
@@ -168,11 +167,7 @@ std::string totals(const RunReport& report) {
 }
 
 std::string pass_line(const RunReport& report) {
-  if (report.broadcast) {
-    return report.payload ? "PASS: every destination holds exactly the source bytes; every "
-                            "invariant held\n"
-                          : "PASS: every destination completed; every invariant held\n";
-  }
+  if (report.collective) return report.collective->pass_line(report.payload);
   return report.payload ? "PASS: every tensor delivered and its content checked\n"
                         : "PASS: every Recv completed (timing-only: content not checked)\n";
 }
@@ -193,7 +188,12 @@ std::string verdict(const RunReport& report, const SummaryOptions& options) {
 
 std::string summary_text(const RunReport& report, const SummaryOptions& options) {
   std::string out = run_header(report);
-  out += report.broadcast ? broadcast_summary_section(report) : step_table(report, options);
+  if (report.collective_run()) {
+    // The protocol renders its own section; one that could not plan has none.
+    if (report.collective) out += report.collective->summary_section();
+  } else {
+    out += step_table(report, options);
+  }
   out += totals(report);
   out += verdict(report, options);
   return out;

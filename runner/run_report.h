@@ -1,23 +1,25 @@
 // What a run did and found, whatever its protocol, workload and backend: the
 // one schema the summary, the results JSON, compare and the model checker read.
 // A point-to-point workload fills `workload` (steps of tensors); a collective
-// fills `broadcast` (destinations, links, the plan); everything else is common:
+// protocol leaves its own account in `collective` (it renders its summary
+// section and its results keys itself); everything else is common:
 // the run's time, the transport's and the protocol's named counters, the state
 // machines' transitions and the typed problems.
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/collective.h"
 #include "core/problem.h"
 #include "core/protocol_counters.h"
+#include "core/protocols/protocol_registry.h"
 #include "core/state_transitions.h"
 #include "core/transport_stats.h"
 #include "core/workload/workload_driver.h"
-#include "runner/broadcast_result.h"
 
 namespace tensorwire {
 
@@ -26,7 +28,7 @@ struct RunReport {
   std::string scenario_path;
   std::string backend = "sim";  // "sim" or "verbs"
   std::string protocol;         // the registry's name ("tf_verbs_zero_copy")
-  std::string workload_kind;    // "tensors", "parameter_server", "broadcast"
+  std::string workload_kind;    // the scenario's [workload] kind ("tensors", ...)
   uint64_t seed = 0;
   bool payload = true;
   uint32_t ranks = 0;
@@ -42,9 +44,9 @@ struct RunReport {
   // counter's growth between two step ends belongs to one step.
   WorkloadResult workload;
   std::vector<uint64_t> step_wire_bytes;
-  // A collective workload: what the broadcast planned and when each
-  // destination completed.
-  std::optional<BroadcastResult> broadcast;
+  // A collective workload: the protocol's account of its run (nullptr for a
+  // point-to-point one, and for a collective that could not be planned).
+  std::shared_ptr<const CollectiveAccount> collective;
 
   std::vector<TransportStats> rank_stats;
   TransportStats total_stats;
@@ -55,6 +57,12 @@ struct RunReport {
   std::vector<Problem> problems;
 
   bool passed() const { return problems.empty(); }
+  // Run by a collective protocol (with or without an account: a collective
+  // that could not be planned has none).
+  bool collective_run() const {
+    const ProtocolDescriptor* p = find_protocol(protocol);
+    return p != nullptr && p->shape() == ProtocolShape::kCollective;
+  }
 };
 
 }  // namespace tensorwire

@@ -5,7 +5,6 @@
 
 #include "backend_sim/simulator.h"
 #include "core/assert.h"
-#include "runner/broadcast_run.h"
 #include "runner/model_hooks.h"
 
 namespace tensorwire {
@@ -85,6 +84,57 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   return report;
 }
 
+// The simulator as the world a collective protocol runs in; it records the
+// run's end into `report` when the protocol says the operation is over.
+class SimulatedWorld final : public CollectiveWorld {
+ public:
+  SimulatedWorld(sim::Simulator& simulator, RunReport& report)
+      : simulator_(simulator), report_(report) {}
+
+  uint32_t world_size() const override { return simulator_.world_size(); }
+  RankEnv env(RankId rank) override { return simulator_.env(rank); }
+  void run_until_idle() override { tensorwire::run_until_idle(simulator_); }
+  void record_end() override {
+    TW_ASSERT_MSG(report_.rank_stats.empty(), "a run ends once");
+    report_.end_ns = simulator_.now_ns();
+    report_.events_processed = simulator_.events_processed();
+    report_.total_stats = simulator_.total_stats();
+    for (RankId r = 0; r < simulator_.world_size(); ++r) {
+      report_.rank_stats.push_back(simulator_.stats(r));
+    }
+  }
+
+ private:
+  sim::Simulator& simulator_;
+  RunReport& report_;
+};
+
+// A collective protocol runs its operation on the simulated cluster; the
+// report adds the simulator's side (time, events, transport stats).
+RunReport run_collective(const Scenario& scenario, const SimulationOptions& options,
+                         TraceSink& trace) {
+  RunReport report = run_report_header(scenario, options);
+  const CollectiveProtocol* protocol = scenario.protocol.descriptor().collective();
+  TW_ASSERT_MSG(protocol != nullptr, "a protocol of collective shape runs collectives");
+  TW_ASSERT_MSG(scenario.collective_workload.has_value(), "the loader read its workload");
+  sim::SimOptions sim_options;
+  sim_options.seed = report.seed;
+  sim_options.payload = report.payload;
+  sim::Simulator simulator(scenario.cluster, sim_options, trace);
+  report.ranks = simulator.world_size();
+  attach_model_hooks(simulator, options);
+
+  SimulatedWorld world(simulator, report);
+  const CollectiveRequest request{scenario.cluster, scenario.collective_workload,
+                                  scenario.protocol.options, report.seed, report.payload};
+  CollectiveOutcome outcome = protocol->run(world, request);
+  TW_ASSERT(outcome.counters.empty() || outcome.counters.size() == report.ranks);
+  report.protocol_counters = std::move(outcome.counters);
+  report.problems = std::move(outcome.problems);
+  report.collective = std::move(outcome.account);
+  return report;
+}
+
 }  // namespace
 
 RunReport run_report_header(const Scenario& scenario, const SimulationOptions& options) {
@@ -92,7 +142,7 @@ RunReport run_report_header(const Scenario& scenario, const SimulationOptions& o
   report.scenario_name = scenario.name;
   report.scenario_path = scenario.source_path;
   report.protocol = scenario.protocol.name;
-  report.workload_kind = scenario.broadcast ? "broadcast" : scenario.workload.kind;
+  report.workload_kind = scenario.workload.kind;
   report.seed = options.has_seed ? options.seed : scenario.seed;
   report.payload = scenario.payload && !options.timing_only;
   return report;
@@ -133,7 +183,7 @@ RunReport run_simulation(const Scenario& scenario, const SimulationOptions& opti
     case ProtocolShape::kPointToPoint:
       return run_point_to_point(scenario, options, trace, on_progress);
     case ProtocolShape::kCollective:
-      return run_broadcast(scenario, options, trace);
+      return run_collective(scenario, options, trace);
   }
   TW_UNREACHABLE("a protocol of unknown shape");
 }

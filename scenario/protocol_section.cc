@@ -4,35 +4,10 @@
 #include <vector>
 
 #include "core/assert.h"
+#include "scenario/toml_option_reader.h"
 
 namespace tensorwire {
 namespace {
-
-// A protocol's options table read through the scenario's TOML reader.
-class TomlOptionReader final : public OptionReader {
- public:
-  explicit TomlOptionReader(const TomlTableReader& table) : table_(table) {}
-
-  std::optional<int64_t> integer(std::string_view key, int64_t min, int64_t max) const override {
-    return table_.integer(key, min, max);
-  }
-  std::optional<bool> boolean(std::string_view key) const override { return table_.boolean(key); }
-  std::optional<std::string> string(std::string_view key) const override {
-    return table_.string(key);
-  }
-  std::optional<TimeNs> duration(std::string_view key, TimeNs max_ns) const override {
-    return table_.duration(key, max_ns);
-  }
-  std::optional<uint64_t> bytes(std::string_view key, uint64_t max_bytes) const override {
-    return table_.bytes(key, max_bytes);
-  }
-  [[noreturn]] void fail(std::string_view key, std::string_view what) const override {
-    table_.fail(key, what);
-  }
-
- private:
-  const TomlTableReader& table_;
-};
 
 // [protocol] holds `name` and one table per registered protocol. A key that
 // is some protocol's option is named as such: it moved into that protocol's

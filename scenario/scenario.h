@@ -3,14 +3,12 @@
 // key is valid or a ScenarioError names file:line:column and the key.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
-#include <optional>
-
 #include "core/cluster.h"
-#include "core/protocols/realm_broadcast/broadcast_workload.h"
 #include "core/protocols/protocol_registry.h"
 #include "core/workload/workload.h"
 
@@ -25,9 +23,12 @@ struct Scenario {
   Cluster cluster;
   // [protocol]: a registered protocol's name and its options.
   ProtocolConfig protocol = default_protocol_config();
-  Workload workload;  // kind "tensors" / "parameter_server"
-  // kind "broadcast" (a collective protocol); `workload` is then empty.
-  std::optional<collectives::BroadcastWorkload> broadcast;
+  // The [workload]: its kind always; its steps of tensors for a
+  // point-to-point protocol ("tensors", "parameter_server").
+  Workload workload;
+  // For a collective protocol: its [workload] as the protocol read it (its
+  // own type, see core/collective.h); empty otherwise.
+  std::any collective_workload;
 };
 
 // Thrown by the loader; what() is "file:line:column: key: what is wrong".

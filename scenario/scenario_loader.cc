@@ -4,12 +4,14 @@
 #include <limits>
 #include <optional>
 #include <utility>
+#include <vector>
 
+#include "core/assert.h"
 #include "scenario/protocol_section.h"
 #include "scenario/scenario_limits.h"
 #include "scenario/text_file.h"
+#include "scenario/toml_option_reader.h"
 #include "scenario/toml_table_reader.h"
-#include "scenario/broadcast_section.h"
 #include "scenario/workload_section.h"
 
 #ifndef TENSORWIRE_SOURCE_ROOT
@@ -126,6 +128,18 @@ std::string workload_kind_of(const toml::table& workload) {
   return kind->value<std::string>().value_or("");
 }
 
+// A collective protocol reads its own [workload] table (beside "kind").
+std::any read_collective_workload(const CollectiveProtocol& protocol, const toml::table& workload,
+                                  const std::string& file, const Scenario& s) {
+  std::vector<std::string_view> keys = {"kind"};
+  for (std::string_view key : protocol.workload_keys()) keys.push_back(key);
+  const TomlTableReader table(workload, "workload", file, keys);
+  const CollectiveWorkloadLimits payload_limits{s.payload, limits::kMaxPayloadStepBytes};
+  std::any read = protocol.read_workload(TomlOptionReader(table), s.cluster, payload_limits);
+  TW_ASSERT(read.has_value());
+  return read;
+}
+
 }  // namespace
 
 Scenario load_scenario_string(std::string_view text, const std::string& source_name,
@@ -154,8 +168,9 @@ Scenario load_scenario_string(std::string_view text, const std::string& source_n
     top.fail("workload", "no protocol runs workload kind '" + kind + "'");
   }
   s.protocol = parse_protocol_section(top, kind);
-  if (kind == "broadcast") {
-    s.broadcast = parse_broadcast_section(*workload, file, s.cluster, s.payload);
+  if (const CollectiveProtocol* collective = s.protocol.descriptor().collective()) {
+    s.workload.kind = kind;
+    s.collective_workload = read_collective_workload(*collective, *workload, file, s);
     return s;
   }
   s.workload = parse_workload_section(*workload, file, s.cluster, s.payload, base_dir);

@@ -466,8 +466,8 @@ Workload parse_workload_section(const toml::table& table, const std::string& fil
   const toml::node* kind_node = table.get("kind");
   if (kind_node == nullptr) {
     throw_scenario_error(file, table.source(), "workload.kind",
-                         "missing required key in [workload] (\"tensors\" or "
-                         "\"parameter_server\")");
+                         "missing required key in [workload] (" + registered_workload_kinds() +
+                             ")");
   }
   const std::string kind = toml_string(file, *kind_node, "workload.kind");
   if (kind == "tensors") {
@@ -483,8 +483,7 @@ Workload parse_workload_section(const toml::table& table, const std::string& fil
   }
   throw_scenario_error(
       file, kind_node->source(), "workload.kind",
-      "unknown workload kind '" + kind +
-          "' (use \"tensors\", \"parameter_server\" or \"broadcast\")");
+      "unknown workload kind '" + kind + "' (use " + registered_workload_kinds() + ")");
 }
 
 }  // namespace tensorwire

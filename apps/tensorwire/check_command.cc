@@ -19,7 +19,7 @@
 #include "report/content_hash.h"
 #include "report/progress_bar.h"
 #include "report/text_trace_sink.h"
-#include "report/units_format.h"
+#include "core/units_format.h"
 #include "scenario/scenario_loader.h"
 #include "scenario/text_file.h"
 

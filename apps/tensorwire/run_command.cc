@@ -13,14 +13,12 @@
 #include "apps/tensorwire/scenario_argument.h"
 #include "apps/tensorwire/verbs_run_command.h"
 #include "core/trace_sink.h"
-#include "report/broadcast_report.h"
 #include "report/chrome_trace_writer.h"
 #include "report/content_hash.h"
 #include "report/progress_bar.h"
 #include "report/results_json.h"
 #include "report/summary.h"
-#include "report/units_format.h"
-#include "runner/broadcast_run.h"
+#include "core/units_format.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
 
@@ -188,7 +186,7 @@ int write_run_outputs(const RunArgs& args, RunOutputs& outputs, const RunReport&
       code = kExitBadInput;
     } else {
       out << "trace: " << args.trace_path << " ("
-          << report::format_count(chrome_trace.event_count()) << " events on "
+          << format_count(chrome_trace.event_count()) << " events on "
           << chrome_trace.track_count() << " tracks, hash "
           << report::format_hash(report::fnv1a_64(text)) << ")\n";
     }
@@ -250,8 +248,8 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args) {
   CLI::App* plan = app.add_subcommand(
-      "plan", "Plan a broadcast scenario, simulate it (timing only) and write its transfer graph");
-  plan->add_option("SCENARIO", args.scenario_path, "Scenario file (TOML) with a broadcast workload")
+      "plan", "Plan a collective scenario (a broadcast), simulate it (timing only) and write its transfer graph");
+  plan->add_option("SCENARIO", args.scenario_path, "Scenario file (TOML) run by a collective protocol")
       ->required()
       ->type_name("");
   plan->add_option("--dot", args.dot_path,
@@ -270,11 +268,6 @@ int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         << scenario.protocol.name
         << "'; plan draws the transfer graphs of collective protocols ([workload] kind = "
            "\"broadcast\")\n";
-    return kExitBadInput;
-  }
-  if (Result<collectives::TransferGraph> g = plan_scenario_broadcast(scenario); !g) {
-    err << kErrorPrefix << args.scenario_path << ": cannot plan the broadcast: "
-        << g.status().message() << "\n";
     return kExitBadInput;
   }
   std::optional<OutputFile> dot_file;
@@ -299,9 +292,14 @@ int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err) {
   NullTraceSink trace;
   const RunReport result = run_simulation(scenario, options, trace);
   out << report::summary_text(result);
+  if (result.collective == nullptr) {
+    err << kErrorPrefix << args.scenario_path << ": cannot plan the "
+        << scenario.workload.kind << ": " << problem_lines(result.problems) << "\n";
+    return kExitBadInput;
+  }
   int code = result.passed() ? kExitOk : kExitCheckFailed;
   if (dot_file) {
-    Status st = dot_file->write_and_close(report::transfer_graph_dot(result));
+    Status st = dot_file->write_and_close(result.collective->graph_dot(scenario.name));
     if (!st.is_ok()) {
       err << kErrorPrefix << st.message() << "\n";
       return kExitBadInput;

@@ -13,7 +13,7 @@
 #include "report/chrome_trace_writer.h"
 #include "report/results_json.h"
 #include "report/summary.h"
-#include "report/units_format.h"
+#include "core/units_format.h"
 #include "scenario/scenario_loader.h"
 
 #ifdef TENSORWIRE_WITH_VERBS
@@ -207,7 +207,7 @@ int report_verbs_run(const VerbsRunReport& r, const RunArgs& args,
     if (!write_output(*trace_file, trace.to_json(), err)) {
       code = kExitBadInput;
     } else {
-      out << "trace: " << args.trace_path << " (" << report::format_count(trace.event_count())
+      out << "trace: " << args.trace_path << " (" << format_count(trace.event_count())
           << " events on " << trace.track_count() << " tracks)\n";
     }
   }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/collective.h"
 #include "core/option_reader.h"
 #include "core/protocol_invariants.h"
 #include "core/rank_env.h"
@@ -56,12 +57,17 @@ class ProtocolDescriptor {
   virtual uint32_t receives_per_peer(const std::any& options) const = 0;
 
   // Point-to-point protocols: one instance for one rank. Collectives: never
-  // called (they plan the whole operation; see core/collectives).
+  // called (they plan and run the whole operation: collective()).
   virtual std::unique_ptr<Rendezvous> make_rendezvous(RankEnv env, const std::any& options) const = 0;
   // What the model checker checks beside the harness's own checks, with every
   // rank's instance (index = rank) in view. nullptr when the protocol adds none.
   virtual std::unique_ptr<ProtocolInvariants> make_invariants(
       std::vector<const Rendezvous*> ranks) const = 0;
+
+  // Collective protocols: how they read their [workload] table and run the
+  // operation in a backend's world (core/collective.h). nullptr for
+  // point-to-point protocols; never nullptr for collective ones.
+  virtual const CollectiveProtocol* collective() const = 0;
 };
 
 }  // namespace tensorwire

@@ -1,6 +1,8 @@
 #include "core/protocols/protocol_registry.h"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 #include "core/assert.h"
 // One include and one line below per protocol; nothing else names them.
@@ -16,6 +18,16 @@ const std::array<const ProtocolDescriptor*, 2>& registry() {
       &collectives::realm_collective_broadcast_protocol(),
   };
   return protocols;
+}
+
+// "a", "b" or "c".
+std::string quoted_alternatives(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += "\"" + std::string(names[i]) + "\"";
+  }
+  return out;
 }
 
 }  // namespace
@@ -45,13 +57,20 @@ const ProtocolDescriptor* default_protocol_for(std::string_view workload_kind) {
 }
 
 std::string registered_protocol_names() {
-  std::string out;
-  const auto protocols = registered_protocols();
-  for (size_t i = 0; i < protocols.size(); ++i) {
-    if (i > 0) out += i + 1 == protocols.size() ? " or " : ", ";
-    out += "\"" + std::string(protocols[i]->name()) + "\"";
+  std::vector<std::string_view> names;
+  for (const ProtocolDescriptor* p : registered_protocols()) names.push_back(p->name());
+  return quoted_alternatives(names);
+}
+
+std::string registered_workload_kinds() {
+  std::vector<std::string_view> kinds;
+  for (const ProtocolDescriptor* p : registered_protocols()) {
+    for (std::string_view kind : p->workload_kinds()) {
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+    }
   }
-  return out;
+  TW_ASSERT_MSG(!kinds.empty(), "every protocol runs some workload kind");
+  return quoted_alternatives(kinds);
 }
 
 ProtocolConfig default_protocol_config() {

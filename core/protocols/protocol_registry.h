@@ -21,8 +21,11 @@ const ProtocolDescriptor* find_protocol(std::string_view name);
 const ProtocolDescriptor& protocol_named(std::string_view name);
 // The first registered protocol that runs workload `kind`; nullptr if none.
 const ProtocolDescriptor* default_protocol_for(std::string_view workload_kind);
-// "a", "b" and "c": the registered names, for messages.
+// "a", "b" or "c": the registered names, for messages.
 std::string registered_protocol_names();
+// "tensors", "parameter_server" or "broadcast": every workload kind some
+// registered protocol runs, in registration order, for messages.
+std::string registered_workload_kinds();
 
 // A scenario's protocol: its name and its options (of the protocol's own type).
 struct ProtocolConfig {

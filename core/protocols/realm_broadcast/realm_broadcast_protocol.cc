@@ -1,9 +1,26 @@
 #include "core/protocols/realm_broadcast/realm_broadcast_protocol.h"
 
 #include "core/assert.h"
+#include "core/protocols/realm_broadcast/broadcast_run.h"
+#include "core/protocols/realm_broadcast/broadcast_workload.h"
 
 namespace tensorwire::collectives {
 namespace {
+
+// How the broadcast reads its [workload] and runs (core/collective.h).
+class RealmBroadcastCollective final : public CollectiveProtocol {
+ public:
+  std::vector<std::string_view> workload_keys() const override {
+    return broadcast_workload_keys();
+  }
+  std::any read_workload(const OptionReader& reader, const Cluster& cluster,
+                         const CollectiveWorkloadLimits& limits) const override {
+    return read_broadcast_workload(reader, cluster, limits);
+  }
+  CollectiveOutcome run(CollectiveWorld& world, const CollectiveRequest& request) const override {
+    return run_broadcast(world, request);
+  }
+};
 
 class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
  public:
@@ -41,11 +58,15 @@ class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
     TW_UNREACHABLE("a collective has no per-pair rendezvous; the runner plans it as a whole");
   }
   // Its invariants (BroadcastInvariants) watch the transfer operations, which
-  // the broadcast runner attaches itself.
+  // its own run (run_broadcast) attaches.
   std::unique_ptr<ProtocolInvariants> make_invariants(
       std::vector<const Rendezvous*> /*ranks*/) const override {
     return nullptr;
   }
+  const CollectiveProtocol* collective() const override { return &collective_; }
+
+ private:
+  RealmBroadcastCollective collective_;
 };
 
 }  // namespace

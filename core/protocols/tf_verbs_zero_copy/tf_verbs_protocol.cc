@@ -69,6 +69,8 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
     }
     return std::make_unique<TfVerbsInvariants>(std::move(mine));
   }
+  // A point-to-point protocol: make_rendezvous is how it runs.
+  const CollectiveProtocol* collective() const override { return nullptr; }
 };
 
 }  // namespace

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 
-#include "runner/broadcast_run.h"
 #include "tests/protocols/realm_broadcast/broadcast_fixture.h"
 
 namespace tensorwire::collectives {
@@ -60,10 +59,10 @@ RC_GTEST_PROP(BroadcastProperty,
   RC_TAG(o.algorithm);
 
   NullTraceSink trace;
-  RunReport r = run_broadcast(s, {}, trace);
+  RunReport r = testing::run_broadcast_scenario(s, {}, trace);
   RC_ASSERT(r.passed());
-  for (const auto& d : r.broadcast->destinations) RC_ASSERT(d.done_ns >= 0);
-  for (const auto& [memory, ib_bytes] : r.broadcast->graph.ib_bytes_by_memory()) {
+  for (const auto& d : testing::broadcast_of(r).destinations) RC_ASSERT(d.done_ns >= 0);
+  for (const auto& [memory, ib_bytes] : testing::broadcast_of(r).graph.ib_bytes_by_memory()) {
     RC_ASSERT(ib_bytes <= o.ib_pool_bytes);
   }
 }

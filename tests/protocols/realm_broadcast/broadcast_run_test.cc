@@ -1,6 +1,5 @@
 // Broadcasts run end to end on the simulator: exact bytes at every destination,
 // invariants held, planted bugs caught, faults reported rather than hung.
-#include "runner/broadcast_run.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +7,6 @@
 #include "core/protocols/realm_broadcast/broadcast_invariants.h"
 #include "core/protocols/realm_broadcast/collective_message.h"
 #include "core/protocols/realm_broadcast/transfer_operation.h"
-#include "report/broadcast_report.h"
 #include "report/chrome_trace_writer.h"
 #include "report/results_json.h"
 #include "tests/protocols/realm_broadcast/broadcast_fixture.h"
@@ -19,6 +17,9 @@ namespace {
 using testing::broadcast_scenario;
 using testing::every_memory;
 using testing::joined;
+using testing::broadcast_of;
+using testing::broadcast_workload_of;
+using testing::run_broadcast_scenario;
 
 bool mentions(const RunReport& r, const std::string& what) {
   return any_problem_mentions(r.problems, what);
@@ -39,12 +40,12 @@ TEST(BroadcastRun, EveryAlgorithmAndRadixDeliversTheExactSourceBytes) {
         s.cluster.gpu_direct = {{true, false, true}, {false, false, false}, {true, false, true},
                                 {false, true, false}};
         NullTraceSink trace;
-        RunReport r = run_broadcast(s, {}, trace);
+        RunReport r = run_broadcast_scenario(s, {}, trace);
         EXPECT_TRUE(r.passed()) << "algorithm " << algorithm << " inter " << inter << " intra "
                                 << intra << "\n" << joined(r.problems);
-        EXPECT_EQ(r.broadcast->destinations.size(), 16u);
-        for (const auto& d : r.broadcast->destinations) EXPECT_GT(d.done_ns, 0) << d.memory;
-        EXPECT_GE(r.broadcast->finish_ns, r.broadcast->bound.busiest_link_ns);
+        EXPECT_EQ(broadcast_of(r).destinations.size(), 16u);
+        for (const auto& d : broadcast_of(r).destinations) EXPECT_GT(d.done_ns, 0) << d.memory;
+        EXPECT_GE(broadcast_of(r).finish_ns, broadcast_of(r).bound.busiest_link_ns);
       }
     }
   }
@@ -58,15 +59,15 @@ TEST(BroadcastRun, RadixTreeBeatsNaiveWhenTheSourceNicIsTheBottleneck) {
   BroadcastOptions naive;
   naive.algorithm = BroadcastAlgorithm::kNaive;
   NullTraceSink trace;
-  RunReport slow = run_broadcast(
+  RunReport slow = run_broadcast_scenario(
       broadcast_scenario(8, 4, 64 << 20, MemoryId::gpu_of(0, 0), dests, naive, false), {}, trace);
-  RunReport fast = run_broadcast(
+  RunReport fast = run_broadcast_scenario(
       broadcast_scenario(8, 4, 64 << 20, MemoryId::gpu_of(0, 0), dests, {}, false), {}, trace);
   ASSERT_TRUE(slow.passed()) << joined(slow.problems);
   ASSERT_TRUE(fast.passed()) << joined(fast.problems);
-  EXPECT_LT(fast.broadcast->finish_ns * 3, slow.broadcast->finish_ns);
+  EXPECT_LT(broadcast_of(fast).finish_ns * 3, broadcast_of(slow).finish_ns);
   // The naive plan's busiest link is the source's NIC: 28 copies leave it.
-  EXPECT_EQ(slow.broadcast->link_names[slow.broadcast->bound.busiest_link.value], "node0/nic tx");
+  EXPECT_EQ(broadcast_of(slow).link_names[broadcast_of(slow).bound.busiest_link.value], "node0/nic tx");
 }
 
 // With a slow network and a fast PCIe link, one host IB buffer on node0 feeds a
@@ -87,7 +88,7 @@ Scenario slow_and_fast_consumers(BroadcastAlgorithm algorithm = BroadcastAlgorit
 
 TEST(BroadcastRun, AProducerWaitsForItsSlowestConsumer) {
   NullTraceSink trace;
-  RunReport r = run_broadcast(slow_and_fast_consumers(), {}, trace);
+  RunReport r = run_broadcast_scenario(slow_and_fast_consumers(), {}, trace);
   ASSERT_TRUE(r.passed()) << joined(r.problems);
   // 1 MiB through 16 KiB rings: the slow consumer's BYTES_READ drove it.
   EXPECT_GT(counter_value(report::total_protocol_counters(r), "chunks"), 3u * (1 << 20) / 4096 - 1);
@@ -96,7 +97,7 @@ TEST(BroadcastRun, AProducerWaitsForItsSlowestConsumer) {
 TEST(BroadcastRun, InvariantsCatchAProducerThatWaitsOnlyForTheFastestConsumer) {
   NullTraceSink trace;
   RunReport r =
-      run_broadcast(slow_and_fast_consumers(), {}, trace, PlantedCollectiveBug::kMaxConsumerRead);
+      run_broadcast_scenario(slow_and_fast_consumers(), {}, trace, PlantedCollectiveBug::kMaxConsumerRead);
   EXPECT_FALSE(r.passed());
   EXPECT_TRUE(mentions(r, "overwrites")) << joined(r.problems);
   // And the slow consumer's destination got someone else's bytes.
@@ -106,7 +107,7 @@ TEST(BroadcastRun, InvariantsCatchAProducerThatWaitsOnlyForTheFastestConsumer) {
 TEST(BroadcastRun, InvariantsCatchAnIbBufferFreedAtItsFirstConsumer) {
   NullTraceSink trace;
   RunReport r =
-      run_broadcast(slow_and_fast_consumers(), {}, trace, PlantedCollectiveBug::kFreeAtFirstConsumer);
+      run_broadcast_scenario(slow_and_fast_consumers(), {}, trace, PlantedCollectiveBug::kFreeAtFirstConsumer);
   EXPECT_FALSE(r.passed());
   EXPECT_TRUE(mentions(r, "freed while its consumer")) << joined(r.problems);
 }
@@ -115,10 +116,10 @@ TEST(BroadcastRun, ZeroBytesCompletesEveryDestinationAndFreesEveryIbBuffer) {
   Scenario s = broadcast_scenario(3, 1, 0, MemoryId::gpu_of(0, 0), every_memory(3, 1));
   s.cluster.gpu_direct = {{false}, {false}, {false}};
   NullTraceSink trace;
-  RunReport r = run_broadcast(s, {}, trace);
+  RunReport r = run_broadcast_scenario(s, {}, trace);
   EXPECT_TRUE(r.passed()) << joined(r.problems);
-  EXPECT_GT(r.broadcast->graph.ib_buffer_count(), 0u);
-  for (const auto& d : r.broadcast->destinations) EXPECT_GE(d.done_ns, 0) << d.memory;
+  EXPECT_GT(broadcast_of(r).graph.ib_buffer_count(), 0u);
+  for (const auto& d : broadcast_of(r).destinations) EXPECT_GE(d.done_ns, 0) << d.memory;
 }
 
 TEST(BroadcastRun, SameSeedGivesTheSameResultsAndTraceByteForByte) {
@@ -127,7 +128,7 @@ TEST(BroadcastRun, SameSeedGivesTheSameResultsAndTraceByteForByte) {
   std::string trace_text[2];
   for (int i = 0; i < 2; ++i) {
     report::ChromeTraceWriter trace;
-    RunReport r = run_broadcast(s, {}, trace);
+    RunReport r = run_broadcast_scenario(s, {}, trace);
     ASSERT_TRUE(r.passed()) << joined(r.problems);
     json[i] = report::results_json_text(r);
     trace_text[i] = trace.to_json();
@@ -139,11 +140,12 @@ TEST(BroadcastRun, SameSeedGivesTheSameResultsAndTraceByteForByte) {
 
 TEST(BroadcastRun, DotShowsEveryBufferAndCopyWithBytesAndBusyTimes) {
   NullTraceSink trace;
-  RunReport r = run_broadcast(slow_and_fast_consumers(), {}, trace);
-  const std::string dot = report::transfer_graph_dot(r);
+  RunReport r = run_broadcast_scenario(slow_and_fast_consumers(), {}, trace);
+  ASSERT_NE(r.collective, nullptr);
+  const std::string dot = r.collective->graph_dot(r.scenario_name);
   EXPECT_EQ(dot.rfind("// tensorwire plan", 0), 0u);
   EXPECT_NE(dot.find("digraph transfer_graph"), std::string::npos);
-  for (const auto& c : r.broadcast->graph.copies) {
+  for (const auto& c : broadcast_of(r).graph.copies) {
     EXPECT_NE(dot.find("b" + std::to_string(c.from) + " -> b" + std::to_string(c.to)),
               std::string::npos);
   }
@@ -155,12 +157,12 @@ TEST(BroadcastRun, DotShowsEveryBufferAndCopyWithBytesAndBusyTimes) {
 struct DirectRun {
   explicit DirectRun(Scenario s)
       : scenario(std::move(s)), topology(scenario.cluster),
-        graph(*plan_broadcast(topology, scenario.broadcast->source, scenario.broadcast->destinations,
-                              scenario.broadcast->bytes, scenario.broadcast->options)),
+        graph(*plan_broadcast(topology, broadcast_workload_of(scenario).source, broadcast_workload_of(scenario).destinations,
+                              broadcast_workload_of(scenario).bytes, broadcast_workload_of(scenario).options)),
         simulator(scenario.cluster, sim::SimOptions{1, false}, trace), invariants(graph) {
     for (RankId r = 0; r < simulator.world_size(); ++r) {
       ops.push_back(std::make_unique<TransferOperation>(simulator.env(r), graph, topology,
-                                                        scenario.broadcast->options, &invariants));
+                                                        broadcast_workload_of(scenario).options, &invariants));
       std::map<uint32_t, Buffer> instances;
       for (const auto& b : graph.buffers) {
         if (b.role == BufferRole::kIB || b.memory.node != r) continue;
@@ -234,11 +236,11 @@ TEST(BroadcastRun, AChainFinishesNoSoonerThanItsPipelinedBoundAndCloseToIt) {
                                   {}, false);
   s.cluster.gpu_direct = {{false}, {false}};
   NullTraceSink trace;
-  RunReport r = run_broadcast(s, {}, trace);
+  RunReport r = run_broadcast_scenario(s, {}, trace);
   ASSERT_TRUE(r.passed()) << joined(r.problems);
-  EXPECT_EQ(r.broadcast->graph.depth(), 3u);
-  EXPECT_GE(r.broadcast->finish_ns, r.broadcast->bound.total_ns);
-  EXPECT_LE(r.broadcast->finish_ns, r.broadcast->bound.total_ns * 5 / 4);
+  EXPECT_EQ(broadcast_of(r).graph.depth(), 3u);
+  EXPECT_GE(broadcast_of(r).finish_ns, broadcast_of(r).bound.total_ns);
+  EXPECT_LE(broadcast_of(r).finish_ns, broadcast_of(r).bound.total_ns * 5 / 4);
 }
 
 TEST(BroadcastRun, AnInstanceSmallerThanTheBroadcastIsRefusedAtStart) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scenario/scenario_loader.h"
+#include "tests/protocols/realm_broadcast/broadcast_fixture.h"
 #include "tests/scenario/scenario_error_text.h"
 
 namespace tensorwire {
@@ -28,26 +29,26 @@ destinations = ["node1/gpu0", "node2/host", "node0/gpu1"]
 
 std::string error_of(const std::string& text) { return testing::scenario_error_of(text, "b.toml"); }
 
-TEST(BroadcastSection, ShippedBroadcastScenariosLoad) {
+TEST(BroadcastWorkloadTable, ShippedBroadcastScenariosLoad) {
   Scenario big = load_scenario_file(kRoot + "/scenarios/broadcast_8x4.toml");
-  ASSERT_TRUE(big.broadcast);
+  ASSERT_TRUE(big.collective_workload.has_value());
   EXPECT_EQ(big.protocol.name, "realm_collective_broadcast");
   EXPECT_FALSE(big.description.empty());
-  EXPECT_EQ(big.broadcast->bytes, 1ull << 30);
-  EXPECT_EQ(big.broadcast->destinations.size(), 32u);
-  EXPECT_EQ(big.broadcast->source, MemoryId::gpu_of(0, 0));
+  EXPECT_EQ(collectives::testing::broadcast_workload_of(big).bytes, 1ull << 30);
+  EXPECT_EQ(collectives::testing::broadcast_workload_of(big).destinations.size(), 32u);
+  EXPECT_EQ(collectives::testing::broadcast_workload_of(big).source, MemoryId::gpu_of(0, 0));
   EXPECT_FALSE(big.payload);
   Scenario mixed = load_scenario_file(kRoot + "/scenarios/broadcast_mixed.toml");
-  ASSERT_TRUE(mixed.broadcast);
-  EXPECT_EQ(mixed.broadcast->destinations.size(), 12u);  // "all": 4 hosts + 8 GPUs
-  EXPECT_EQ(mixed.broadcast->options.radix_intra, 1u);
+  ASSERT_TRUE(mixed.collective_workload.has_value());
+  EXPECT_EQ(collectives::testing::broadcast_workload_of(mixed).destinations.size(), 12u);  // "all": 4 hosts + 8 GPUs
+  EXPECT_EQ(collectives::testing::broadcast_workload_of(mixed).options.radix_intra, 1u);
   EXPECT_TRUE(mixed.payload);
 }
 
-TEST(BroadcastSection, ExplicitListsDefaultsAndAlgorithmNames) {
+TEST(BroadcastWorkloadTable, ExplicitListsDefaultsAndAlgorithmNames) {
   Scenario s = load_scenario_string(kHead, "b.toml");
-  ASSERT_TRUE(s.broadcast);
-  const auto& w = *s.broadcast;
+  ASSERT_TRUE(s.collective_workload.has_value());
+  const auto& w = collectives::testing::broadcast_workload_of(s);
   EXPECT_EQ(w.source, MemoryId::gpu_of(0, 1));
   ASSERT_EQ(w.destinations.size(), 3u);
   EXPECT_EQ(w.destinations[1], MemoryId::host(2));
@@ -57,9 +58,9 @@ TEST(BroadcastSection, ExplicitListsDefaultsAndAlgorithmNames) {
   EXPECT_EQ(w.options.ib_buffer_max_bytes, 16u << 20);
   EXPECT_EQ(w.options.min_chunk_bytes, 4096u);
   EXPECT_TRUE(s.workload.steps.empty());
-  EXPECT_EQ(load_scenario_string(kHead + "algorithm = \"naive\"\n", "b.toml").broadcast->options.algorithm,
+  EXPECT_EQ(collectives::testing::broadcast_workload_of(load_scenario_string(kHead + "algorithm = \"naive\"\n", "b.toml")).options.algorithm,
             BroadcastAlgorithm::kNaive);
-  EXPECT_EQ(load_scenario_string(kHead + "algorithm = 1\n", "b.toml").broadcast->options.algorithm,
+  EXPECT_EQ(collectives::testing::broadcast_workload_of(load_scenario_string(kHead + "algorithm = 1\n", "b.toml")).options.algorithm,
             BroadcastAlgorithm::kAggregation);
   const std::string all_gpus = R"([cluster]
 nodes = 3
@@ -70,10 +71,10 @@ bytes = 10
 source = "node0/host"
 destinations = "all_gpus"
 )";
-  EXPECT_EQ(load_scenario_string(all_gpus, "b.toml").broadcast->destinations.size(), 6u);
+  EXPECT_EQ(collectives::testing::broadcast_workload_of(load_scenario_string(all_gpus, "b.toml")).destinations.size(), 6u);
 }
 
-TEST(BroadcastSection, BadMemoriesNameTheElementAndWhy) {
+TEST(BroadcastWorkloadTable, BadMemoriesNameTheElementAndWhy) {
   std::string base = kHead;
   base.replace(base.find("node2/host"), 10, "node7/host");
   std::string e = error_of(base);
@@ -95,7 +96,7 @@ TEST(BroadcastSection, BadMemoriesNameTheElementAndWhy) {
   EXPECT_NE(error_of(base).find("all_gpus"), std::string::npos) << error_of(base);
 }
 
-TEST(BroadcastSection, BadOptionsNameTheKey) {
+TEST(BroadcastWorkloadTable, BadOptionsNameTheKey) {
   std::string e = error_of(kHead + "algorithm = \"ring\"\n");
   EXPECT_NE(e.find("b.toml:9:"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown algorithm 'ring'"), std::string::npos) << e;
@@ -112,7 +113,7 @@ TEST(BroadcastSection, BadOptionsNameTheKey) {
   EXPECT_NE(e.find("workload.max_chunk"), std::string::npos) << e;
 }
 
-TEST(BroadcastSection, PayloadModeRefusesInstancesThatWouldNotFitInMemory) {
+TEST(BroadcastWorkloadTable, PayloadModeRefusesInstancesThatWouldNotFitInMemory) {
   std::string text = kHead;
   // node0 holds the source and one destination: 2 x 5 GiB.
   text.replace(text.find("\"1MiB\""), 6, "\"5GiB\"");
@@ -122,7 +123,7 @@ TEST(BroadcastSection, PayloadModeRefusesInstancesThatWouldNotFitInMemory) {
   EXPECT_NO_THROW(load_scenario_string("[run]\nmode = \"timing\"\n" + text, "b.toml"));
 }
 
-TEST(BroadcastSection, ProtocolAndWorkloadKindMustAgree) {
+TEST(BroadcastWorkloadTable, ProtocolAndWorkloadKindMustAgree) {
   std::string e = error_of("[protocol]\nname = \"tf_verbs_zero_copy\"\n" + kHead);
   EXPECT_NE(e.find("realm_collective_broadcast"), std::string::npos) << e;
   e = error_of(R"([protocol]

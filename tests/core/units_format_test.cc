@@ -1,4 +1,4 @@
-#include "report/units_format.h"
+#include "core/units_format.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-namespace tensorwire::report {
+namespace tensorwire {
 namespace {
 
 TEST(FormatBytes, SmallValuesArePlainBytes) {
@@ -74,4 +74,4 @@ RC_GTEST_PROP(FormatDuration, NeverPrintsMoreThanFourDigitsBeforeTheUnitBelowSec
 }
 
 }  // namespace
-}  // namespace tensorwire::report
+}  // namespace tensorwire

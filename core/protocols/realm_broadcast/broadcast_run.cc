@@ -1,24 +1,20 @@
-#include "runner/broadcast_run.h"
+#include "core/protocols/realm_broadcast/broadcast_run.h"
 
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <vector>
 
-#include "backend_sim/simulator.h"
 #include "core/assert.h"
+#include "core/protocols/realm_broadcast/broadcast_account.h"
 #include "core/protocols/realm_broadcast/broadcast_invariants.h"
+#include "core/protocols/realm_broadcast/broadcast_workload.h"
 #include "core/protocols/realm_broadcast/realm_broadcast_protocol.h"
 #include "core/protocols/realm_broadcast/transfer_operation.h"
 #include "core/workload/tensor_content.h"
-#include "runner/model_hooks.h"
-#include "runner/simulation_run.h"
 
-namespace tensorwire {
+namespace tensorwire::collectives {
 namespace {
-
-using collectives::BufferRole;
-using collectives::TransferOperation;
 
 constexpr uint64_t kPieceBytes = 16ull << 20;  // fill and check instances piece by piece
 
@@ -27,12 +23,14 @@ uint64_t broadcast_content_key(uint64_t seed) { return content_key(seed, 0, "bro
 using Instances = std::vector<std::map<uint32_t, Buffer>>;  // [rank][buffer id]
 
 // What one broadcast run holds while it runs: the plan, the simulated
-// cluster, the application's instances and one operation per rank.
+// world, the application's instances and one operation per rank.
 struct BroadcastRun {
-  const collectives::BroadcastWorkload& workload;
-  const collectives::ClusterTopology& topology;
-  const collectives::TransferGraph& graph;
-  sim::Simulator& simulator;
+  const BroadcastWorkload& workload;
+  const ClusterTopology& topology;
+  const TransferGraph& graph;
+  CollectiveWorld& world;
+  bool payload = true;
+  BroadcastResult& result;
   std::vector<RankEnv> envs;
   Instances instances;
   std::vector<std::unique_ptr<TransferOperation>> ops;
@@ -41,26 +39,26 @@ struct BroadcastRun {
 
 // The application's instances: the source (filled in payload mode) and every
 // destination. False, with the problem reported, when memory runs out.
-bool allocate_instances(BroadcastRun& run, RunReport& report) {
+bool allocate_instances(BroadcastRun& run, CollectiveOutcome& out) {
   std::vector<std::byte> piece;
   const uint64_t bytes = run.workload.bytes;
-  for (const collectives::TransferBuffer& b : run.graph.buffers) {
+  for (const TransferBuffer& b : run.graph.buffers) {
     if (b.role == BufferRole::kIB) continue;
     MemorySpace& memory = run.envs[b.memory.node].memory;
     Result<Buffer> buffer = memory.allocate(run.topology.kind_of(b.memory),
                                             run.topology.device_of(b.memory), bytes);
     if (!buffer) {
-      report.problems.push_back(bad_input_problem(b.name() + ": cannot allocate the instance: " +
+      out.problems.push_back(bad_input_problem(b.name() + ": cannot allocate the instance: " +
                                                   buffer.status().message()));
       return false;
     }
     run.instances[b.memory.node][b.id] = *buffer;
-    if (b.role != BufferRole::kSource || !report.payload) continue;
+    if (b.role != BufferRole::kSource || !run.payload) continue;
     for (uint64_t at = 0; at < bytes; at += kPieceBytes) {
       piece.resize(std::min(kPieceBytes, bytes - at));
       fill_content_at(run.key, at, piece);
       if (Status st = memory.write_bytes(*buffer, at, piece); !st.is_ok()) {
-        report.problems.push_back(bad_input_problem("filling the source: " + st.to_string()));
+        out.problems.push_back(bad_input_problem("filling the source: " + st.to_string()));
         return false;
       }
     }
@@ -69,18 +67,17 @@ bool allocate_instances(BroadcastRun& run, RunReport& report) {
 }
 
 // Each rank's part: its error, or a hang when it went idle unfinished.
-void collect_rank_outcomes(const BroadcastRun& run, RunReport& report) {
-  for (RankId r = 0; r < report.ranks; ++r) {
+void collect_rank_outcomes(const BroadcastRun& run, CollectiveOutcome& out) {
+  for (RankId r = 0; r < run.envs.size(); ++r) {
     const TransferOperation& op = *run.ops[r];
-    report.rank_stats.push_back(run.simulator.stats(r));
-    report.protocol_counters.push_back(op.counters());
-    report.broadcast->copy_first_busy_ns.insert(op.copy_first_busy_ns().begin(),
+    out.counters.push_back(op.counters());
+    run.result.copy_first_busy_ns.insert(op.copy_first_busy_ns().begin(),
                                                op.copy_first_busy_ns().end());
     if (!op.status().is_ok()) {
-      report.problems.push_back(
+      out.problems.push_back(
           transport_problem("rank " + std::to_string(r) + ": " + op.status().to_string(), r));
     } else if (!op.finished()) {
-      report.problems.push_back(liveness_problem(
+      out.problems.push_back(liveness_problem(
           "rank " + std::to_string(r) + " went idle with its part of the broadcast unfinished", r));
     }
   }
@@ -88,8 +85,8 @@ void collect_rank_outcomes(const BroadcastRun& run, RunReport& report) {
 
 // Where a destination's bytes differ from the source's, the invariants hear of it.
 void check_destination_bytes(BroadcastRun& run, uint32_t d,
-                             collectives::BroadcastInvariants& invariants) {
-  const collectives::TransferBuffer& b = run.graph.buffers[d];
+                             BroadcastInvariants& invariants) {
+  const TransferBuffer& b = run.graph.buffers[d];
   MemorySpace& memory = run.envs[b.memory.node].memory;
   const Buffer& buffer = run.instances[b.memory.node][d];
   std::vector<std::byte> piece;
@@ -109,11 +106,10 @@ void check_destination_bytes(BroadcastRun& run, uint32_t d,
   }
 }
 
-void collect_destinations(BroadcastRun& run, RunReport& report,
-                          collectives::BroadcastInvariants& invariants) {
-  BroadcastResult& result = *report.broadcast;
+void collect_destinations(BroadcastRun& run, BroadcastInvariants& invariants) {
+  BroadcastResult& result = run.result;
   for (uint32_t d : run.graph.destinations) {
-    const collectives::TransferBuffer& b = run.graph.buffers[d];
+    const TransferBuffer& b = run.graph.buffers[d];
     BroadcastDestinationResult dest;
     dest.buffer = d;
     dest.memory = b.memory.name();
@@ -124,23 +120,23 @@ void collect_destinations(BroadcastRun& run, RunReport& report,
       result.finish_ns = std::max(result.finish_ns, it->second);
     }
     result.destinations.push_back(dest);
-    if (report.payload && dest.done_ns >= 0) check_destination_bytes(run, d, invariants);
+    if (run.payload && dest.done_ns >= 0) check_destination_bytes(run, d, invariants);
   }
 }
 
 // What must hold once a broadcast has ended (every IB buffer freed, every
 // destination complete) is moot for one a rank gave up with an error: that
 // rank's error is the problem reported.
-void collect_invariant_violations(const BroadcastRun& run, RunReport& report,
-                                  collectives::BroadcastInvariants& invariants) {
+void collect_invariant_violations(const BroadcastRun& run, CollectiveOutcome& out,
+                                  BroadcastInvariants& invariants) {
   bool every_rank_ok = true;
   for (const auto& op : run.ops) every_rank_ok = every_rank_ok && op->status().is_ok();
   if (every_rank_ok) invariants.check_at_end();
   for (const std::string& v : invariants.violations()) {
-    report.problems.push_back(safety_problem("invariant: " + v));
+    out.problems.push_back(safety_problem("invariant: " + v));
   }
   if (invariants.violation_count() > invariants.violations().size()) {
-    report.problems.push_back(safety_problem(
+    out.problems.push_back(safety_problem(
         "invariant: ... and " +
         std::to_string(invariants.violation_count() - invariants.violations().size()) +
         " more violations"));
@@ -155,20 +151,20 @@ void collect_links(const BroadcastRun& run, BroadcastResult& result) {
   }
 }
 
-// Starts every rank's operation and runs the simulator until it is idle.
-void run_operations(BroadcastRun& run, RunReport& report, collectives::BroadcastInvariants& invariants,
-                    collectives::PlantedCollectiveBug planted) {
-  for (RankId r = 0; r < report.ranks; ++r) {
+// Starts every rank's operation and lets the world run until it is idle.
+void run_operations(BroadcastRun& run, CollectiveOutcome& out, BroadcastInvariants& invariants,
+                    PlantedCollectiveBug planted) {
+  for (RankId r = 0; r < run.envs.size(); ++r) {
     run.ops.push_back(std::make_unique<TransferOperation>(
         run.envs[r], run.graph, run.topology, run.workload.options, &invariants, planted));
   }
-  for (RankId r = 0; r < report.ranks; ++r) {
+  for (RankId r = 0; r < run.envs.size(); ++r) {
     if (Status st = run.ops[r]->start(run.instances[r]); !st.is_ok()) {
-      report.problems.push_back(transport_problem(
+      out.problems.push_back(transport_problem(
           "rank " + std::to_string(r) + ": start failed: " + st.to_string(), r));
     }
   }
-  if (report.problems.empty()) run_until_idle(run.simulator);
+  if (out.problems.empty()) run.world.run_until_idle();
 }
 
 void release_run(BroadcastRun& run) {
@@ -180,65 +176,41 @@ void release_run(BroadcastRun& run) {
 
 }  // namespace
 
-Result<collectives::TransferGraph> plan_scenario_broadcast(const Scenario& scenario) {
-  if (!scenario.broadcast) {
-    return Status(StatusCode::kInvalidArgument, "the scenario's workload is not a broadcast");
-  }
-  const collectives::BroadcastWorkload& w = *scenario.broadcast;
-  collectives::ClusterTopology topology(scenario.cluster);
-  return collectives::plan_broadcast(topology, w.source, w.destinations, w.bytes, w.options);
-}
-
-RunReport run_broadcast(const Scenario& scenario, const SimulationOptions& options,
-                        TraceSink& trace, collectives::PlantedCollectiveBug bug) {
-  RunReport report = run_report_header(scenario, options);
-  TW_ASSERT_MSG(scenario.broadcast.has_value(), "a collective protocol runs a broadcast workload");
-  const collectives::BroadcastWorkload& w = *scenario.broadcast;
-  BroadcastResult& result = report.broadcast.emplace();
+CollectiveOutcome run_broadcast(CollectiveWorld& world, const CollectiveRequest& request) {
+  const BroadcastWorkload& w = workload_of(request.workload);
+  BroadcastResult result;
   result.bytes = w.bytes;
   result.options = w.options;
-  result.algorithm = collectives::broadcast_algorithm_name(w.options.algorithm);
-
-  collectives::ClusterTopology topology(scenario.cluster);
-  Result<collectives::TransferGraph> planned =
-      collectives::plan_broadcast(topology, w.source, w.destinations, w.bytes, w.options);
+  result.algorithm = broadcast_algorithm_name(w.options.algorithm);
+  CollectiveOutcome out;
+  ClusterTopology topology(request.cluster);
+  Result<TransferGraph> planned =
+      plan_broadcast(topology, w.source, w.destinations, w.bytes, w.options);
   if (!planned) {
-    report.problems.push_back(bad_input_problem("plan: " + planned.status().message()));
-    return report;
+    out.problems.push_back(bad_input_problem("plan: " + planned.status().message()));
+    return out;
   }
   result.graph = std::move(planned).value();
   for (uint32_t l = 0; l < topology.link_count(); ++l) result.link_names.push_back(topology.link_name({l}));
-  result.bound = collectives::pipelined_lower_bound(result.graph, topology, w.options.max_chunk_bytes);
+  result.bound = pipelined_lower_bound(result.graph, topology, w.options.max_chunk_bytes);
 
-  sim::SimOptions sim_options;
-  sim_options.seed = report.seed;
-  sim_options.payload = report.payload;
-  sim::Simulator simulator(scenario.cluster, sim_options, trace);
-  report.ranks = simulator.world_size();
-  attach_model_hooks(simulator, options);
-  collectives::BroadcastInvariants invariants(result.graph);
-  BroadcastRun run{w, topology, result.graph, simulator, {}, Instances(report.ranks), {},
-                   broadcast_content_key(report.seed)};
-  for (RankId r = 0; r < report.ranks; ++r) run.envs.push_back(simulator.env(r));
-  const collectives::PlantedCollectiveBug planted =
-      bug != collectives::PlantedCollectiveBug::kNone
-          ? bug
-          : collectives::options_of(scenario.protocol.options).planted_bug;
-  if (!allocate_instances(run, report)) {
-    release_run(run);
-    return report;
+  const uint32_t ranks = world.world_size();
+  TW_ASSERT_MSG(ranks == request.cluster.nodes, "one rank per node of the cluster");
+  BroadcastInvariants invariants(result.graph);
+  BroadcastRun run{w, topology, result.graph, world, request.payload, result, {},
+                   Instances(ranks), {}, broadcast_content_key(request.seed)};
+  for (RankId r = 0; r < ranks; ++r) run.envs.push_back(world.env(r));
+  if (allocate_instances(run, out)) {
+    run_operations(run, out, invariants, options_of(request.options).planted_bug);
+    collect_rank_outcomes(run, out);
+    collect_destinations(run, invariants);
+    collect_invariant_violations(run, out, invariants);
+    collect_links(run, result);
+    world.record_end();
   }
-  run_operations(run, report, invariants, planted);
-
-  report.end_ns = simulator.now_ns();
-  report.events_processed = simulator.events_processed();
-  report.total_stats = simulator.total_stats();
-  collect_rank_outcomes(run, report);
-  collect_destinations(run, report, invariants);
-  collect_invariant_violations(run, report, invariants);
-  collect_links(run, result);
   release_run(run);
-  return report;
+  out.account = std::make_shared<const BroadcastAccount>(std::move(result));
+  return out;
 }
 
-}  // namespace tensorwire
+}  // namespace tensorwire::collectives

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace tensorwire::report {
+namespace tensorwire {
 
 // Binary units with three significant digits: "512 B", "1.50 KiB", "12.5 MiB",
 // "640 MiB", "1.00 GiB", up to "EiB".
@@ -18,4 +18,4 @@ std::string format_duration_ns(int64_t duration_ns);
 // An integer with thousands separators: 1234567 -> "1,234,567".
 std::string format_count(uint64_t count);
 
-}  // namespace tensorwire::report
+}  // namespace tensorwire

@@ -1,9 +1,9 @@
-#include "report/units_format.h"
+#include "core/units_format.h"
 
 #include <array>
 #include <cstdio>
 
-namespace tensorwire::report {
+namespace tensorwire {
 namespace {
 
 // Prints `value` with three significant digits. Returns false when rounding
@@ -78,4 +78,4 @@ std::string format_count(uint64_t count) {
   return out;
 }
 
-}  // namespace tensorwire::report
+}  // namespace tensorwire

@@ -1,4 +1,4 @@
-// What a broadcast run adds to its RunReport: the plan it ran (algorithm,
+// What a broadcast run found, kept in its account: the plan it ran (algorithm,
 // transfer graph, the pipelined lower bound), when each destination held every
 // byte, and the bytes each link carried.
 #pragma once
@@ -13,7 +13,7 @@
 #include "core/protocols/realm_broadcast/pipelined_bound.h"
 #include "core/protocols/realm_broadcast/transfer_graph.h"
 
-namespace tensorwire {
+namespace tensorwire::collectives {
 
 struct BroadcastDestinationResult {
   uint32_t buffer = 0;
@@ -31,13 +31,13 @@ struct BroadcastLinkResult {
 struct BroadcastResult {
   uint64_t bytes = 0;
   std::string algorithm;  // "hierarchical radix tree"
-  collectives::BroadcastOptions options;
-  collectives::TransferGraph graph;
+  BroadcastOptions options;
+  TransferGraph graph;
   std::vector<std::string> link_names;  // by LinkId
   TimeNs finish_ns = 0;                 // the last destination's done time
   std::vector<BroadcastDestinationResult> destinations;
   std::vector<BroadcastLinkResult> links;  // links that carried bytes
-  collectives::PipelinedBound bound;
+  PipelinedBound bound;
   std::map<uint32_t, TimeNs> copy_first_busy_ns;  // by copy id
 
   size_t destinations_done() const {
@@ -47,4 +47,4 @@ struct BroadcastResult {
   }
 };
 
-}  // namespace tensorwire
+}  // namespace tensorwire::collectives

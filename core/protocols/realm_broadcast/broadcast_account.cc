@@ -1,17 +1,16 @@
-#include "report/broadcast_report.h"
+#include "core/protocols/realm_broadcast/broadcast_account.h"
 
 #include <algorithm>
 #include <iomanip>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/assert.h"
-#include "report/units_format.h"
+#include "core/units_format.h"
 
-namespace tensorwire::report {
+namespace tensorwire::collectives {
 namespace {
-
-using collectives::BufferRole;
 
 std::string ratio(double a, double b) {
   if (b <= 0) return "-";
@@ -50,9 +49,9 @@ std::string busiest_links(const BroadcastResult& r) {
 
 }  // namespace
 
-std::string broadcast_summary_section(const RunReport& report) {
-  TW_ASSERT(report.broadcast.has_value());
-  const BroadcastResult& r = *report.broadcast;
+std::string BroadcastAccount::summary_section() const {
+  const BroadcastResult& r = result_;
+  TW_ASSERT(r.destinations_done() <= r.destinations.size());
   std::ostringstream out;
   const auto& o = r.options;
   out << "broadcast  " << format_bytes(r.bytes) << " to " << r.destinations.size()
@@ -88,11 +87,17 @@ std::string broadcast_summary_section(const RunReport& report) {
   return out.str();
 }
 
-void add_broadcast_results(nlohmann::ordered_json& j, const RunReport& report) {
-  TW_ASSERT(report.broadcast.has_value());
-  const BroadcastResult& r = *report.broadcast;
+std::string BroadcastAccount::pass_line(bool payload) const {
+  return payload ? "PASS: every destination holds exactly the source bytes; every invariant held\n"
+                 : "PASS: every destination completed; every invariant held\n";
+}
+
+void BroadcastAccount::add_results(nlohmann::ordered_json& j,
+                                   std::string_view workload_kind) const {
+  const BroadcastResult& r = result_;
   const size_t done = r.destinations_done();
-  j["workload"] = {{"kind", report.workload_kind},
+  TW_ASSERT(done <= r.destinations.size());
+  j["workload"] = {{"kind", workload_kind},
                    {"finished", done == r.destinations.size() && !r.destinations.empty()},
                    {"destinations", r.destinations.size()},
                    {"destinations_done", done}};
@@ -125,15 +130,14 @@ void add_broadcast_results(nlohmann::ordered_json& j, const RunReport& report) {
                       {"startup_ns", r.bound.startup_ns}};
 }
 
-std::string transfer_graph_dot(const RunReport& report) {
-  TW_ASSERT(report.broadcast.has_value());
-  const BroadcastResult& r = *report.broadcast;
-  const collectives::TransferGraph& g = r.graph;
+std::string BroadcastAccount::graph_dot(std::string_view title) const {
+  const BroadcastResult& r = result_;
+  const TransferGraph& g = r.graph;
   std::ostringstream out;
-  out << "// tensorwire plan: " << one_line(report.scenario_name) << ", " << r.algorithm << ", "
+  out << "// tensorwire plan: " << one_line(std::string(title)) << ", " << r.algorithm << ", "
       << format_bytes(r.bytes) << "\n"
       << "digraph transfer_graph {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n";
-  std::map<uint32_t, std::vector<const collectives::TransferBuffer*>> by_node;
+  std::map<uint32_t, std::vector<const TransferBuffer*>> by_node;
   for (const auto& b : g.buffers) by_node[b.memory.node].push_back(&b);
   for (const auto& [node, buffers] : by_node) {
     out << "  subgraph cluster_node" << node << " {\n    label=\"node" << node << "\";\n";
@@ -142,7 +146,7 @@ std::string transfer_graph_dot(const RunReport& report) {
       const char* style = b->role == BufferRole::kSource        ? ",style=filled,fillcolor=gold"
                           : b->role == BufferRole::kDestination ? ",style=filled,fillcolor=lightblue"
                                                                 : "";
-      std::string label = std::string(collectives::buffer_role_name(b->role)) + "\\n" + b->memory.name();
+      std::string label = std::string(buffer_role_name(b->role)) + "\\n" + b->memory.name();
       if (b->role == BufferRole::kIB) label += "\\nring " + format_bytes(b->ring_bytes);
       if (b->serves_as_ib()) label += "\\n(entry buffer)";
       out << "    b" << b->id << " [shape=" << shape << style << ",label=\"" << label << "\"];\n";
@@ -162,4 +166,9 @@ std::string transfer_graph_dot(const RunReport& report) {
   return out.str();
 }
 
-}  // namespace tensorwire::report
+const BroadcastResult* broadcast_result_of(const CollectiveAccount* account) {
+  const auto* broadcast = dynamic_cast<const BroadcastAccount*>(account);
+  return broadcast == nullptr ? nullptr : &broadcast->result();
+}
+
+}  // namespace tensorwire::collectives
