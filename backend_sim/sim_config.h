@@ -9,8 +9,13 @@
 namespace tensorwire::sim {
 
 struct SimOptions {
+  // What one rank's memory may hold in payload mode by default: a scenario too
+  // big for payload mode fails with kResourceLimit instead of exhausting the machine.
+  static constexpr uint64_t kDefaultPayloadLimitBytesPerRank = 8ull << 30;
+
   uint64_t seed = 1;
   bool payload = true;  // false: timing-only, buffers have no bytes
+  uint64_t payload_limit_bytes_per_rank = kDefaultPayloadLimitBytesPerRank;
 };
 
 }  // namespace tensorwire::sim

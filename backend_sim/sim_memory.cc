@@ -47,17 +47,18 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
     device = 0;
   }
   if (bytes > kMaxAllocationBytes) {
-    return Status(StatusCode::kOutOfMemory,
+    return Status(StatusCode::kResourceLimit,
                   where + "allocation of " + std::to_string(bytes) + " bytes is too large");
   }
-  if (context_.options.payload && payload_bytes_ + bytes > kPayloadLimitBytes) {
-    return Status(StatusCode::kOutOfMemory,
-                  where + "payload mode holds at most " + std::to_string(kPayloadLimitBytes) +
+  const uint64_t limit_bytes = context_.options.payload_limit_bytes_per_rank;
+  if (context_.options.payload && (bytes > limit_bytes || payload_bytes_ > limit_bytes - bytes)) {
+    return Status(StatusCode::kResourceLimit,
+                  where + "payload mode holds at most " + std::to_string(limit_bytes) +
                       " bytes per rank; run this scenario in timing mode");
   }
   const uint64_t size = aligned_size(bytes);
   if (next_addr_[region] + size > (region + 2) * kRegionSpan) {
-    return Status(StatusCode::kOutOfMemory, where + "simulated address space exhausted");
+    return Status(StatusCode::kResourceLimit, where + "simulated address space exhausted");
   }
   Buffer buffer{next_addr_[region], bytes, kind, device};
   TW_ASSERT(buffer.addr % kAlignment == 0 && size >= bytes);
@@ -67,7 +68,7 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   if (context_.options.payload) {
     a.bytes.resize(bytes);
     payload_bytes_ += bytes;
-    TW_ASSERT(payload_bytes_ <= kPayloadLimitBytes);
+    TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);
   }
   const bool fresh = allocations_.emplace(buffer.addr, std::move(a)).second;
   TW_ASSERT_MSG(fresh, "addresses are never reused");

@@ -43,9 +43,6 @@ class SimMemorySpace final : public MemorySpace {
   void digest(StateDigest& d) const;
   uint64_t payload_bytes_held() const { return payload_bytes_; }
 
-  // Cap on bytes held in payload mode, so that a scenario too large for
-  // payload mode fails with kOutOfMemory instead of exhausting the machine.
-  static constexpr uint64_t kPayloadLimitBytes = 8ull << 30;
   // Largest allocation timing-only mode gives bytes: big enough for a control
   // ring of the largest control_ring_size a protocol accepts (4096 slots of
   // the largest message), small enough that no tensor-sized buffer is ever materialized by accident.

@@ -41,6 +41,14 @@ Problem transport_problem(std::string text, std::optional<RankId> rank,
   return Problem{ProblemKind::kTransport, rank, peer, std::move(text)};
 }
 
+Problem status_problem(std::string text, const Status& status, std::optional<RankId> rank,
+                       std::optional<RankId> peer) {
+  TW_ASSERT_MSG(!status.is_ok(), "a problem needs a failure");
+  const ProblemKind kind = status.code() == StatusCode::kResourceLimit ? ProblemKind::kBadInput
+                                                                       : ProblemKind::kTransport;
+  return Problem{kind, rank, peer, std::move(text)};
+}
+
 std::string problem_line(const Problem& problem) {
   TW_ASSERT(!problem.text.empty());
   return std::string(problem_kind_name(problem.kind)) + ": " + problem.text;

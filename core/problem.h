@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/nic.h"
+#include "core/status.h"
 
 namespace tensorwire {
 
@@ -45,6 +46,12 @@ Problem liveness_problem(std::string text, std::optional<RankId> rank = {});
 Problem bad_input_problem(std::string text);
 Problem transport_problem(std::string text, std::optional<RankId> rank = {},
                           std::optional<RankId> peer = {});
+
+// A failure status as a problem: bad input when it is a limit of the harness
+// (kResourceLimit: the scenario is too big for this run, which says nothing
+// about the protocol), a transport problem otherwise.
+Problem status_problem(std::string text, const Status& status, std::optional<RankId> rank = {},
+                       std::optional<RankId> peer = {});
 
 // "liveness: the simulator went idle with the workload unfinished (step 3)".
 std::string problem_line(const Problem& problem);

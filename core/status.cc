@@ -10,6 +10,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kMalformedMessage: return "MALFORMED_MESSAGE";
     case StatusCode::kNotFound: return "NOT_FOUND";
     case StatusCode::kOutOfMemory: return "OUT_OF_MEMORY";
+    case StatusCode::kResourceLimit: return "RESOURCE_LIMIT";
     case StatusCode::kQpError: return "QP_ERROR";
     case StatusCode::kRemoteAccess: return "REMOTE_ACCESS";
     case StatusCode::kAborted: return "ABORTED";

@@ -24,6 +24,10 @@ enum class StatusCode {
   kPeerGone,          // the peer crashed or the connection dropped
   kUnavailable,       // backend cannot do this (e.g. no GPU)
   kInternal,
+  // A limit of the harness itself was reached (payload memory, the simulated
+  // address space): the scenario is too big for this run, not the protocol's fault.
+  kResourceLimit,
+  // Append only: the numbers travel in wire messages (a peer's error code).
 };
 
 const char* status_code_name(StatusCode code);

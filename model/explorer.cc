@@ -240,6 +240,7 @@ const char* check_outcome_name(CheckOutcome outcome) {
     case CheckOutcome::kNothingFound: return "nothing found";
     case CheckOutcome::kSafety: return "safety violation";
     case CheckOutcome::kLiveness: return "liveness violation";
+    case CheckOutcome::kBadInput: return "not checked: the run hit a limit of the harness or bad input";
   }
   return "?";
 }
@@ -304,7 +305,8 @@ std::vector<Problem> answers_to_fault(const InjectedFault& fault, TimeNs fault_n
   for (const StepResult& step : report.workload.steps) {
     for (const TransferResult& t : step.transfers) {
       if (!t.status.is_ok() && t.done_ns >= fault_ns && fault_reaches(fault, t.src, t.dst)) {
-        if (std::optional<Problem> p = transfer_problem(step.step_id, t)) excused.push_back(*p);
+        std::optional<Problem> p = transfer_problem(step.step_id, t);
+        if (p && p->kind != ProblemKind::kBadInput) excused.push_back(*p);
       }
       if (crash && t.dst != fault.rank && !t.done) {
         problems.push_back(liveness_problem(
@@ -326,9 +328,14 @@ std::vector<Problem> answers_to_fault(const InjectedFault& fault, TimeNs fault_n
   return excused;
 }
 
-// Safety when any problem the fault does not explain is not a hang; liveness
-// when every such problem is one; nothing found otherwise.
+// Bad input when any problem is (a run that hit a limit of the harness says
+// nothing about the protocol, whatever else went wrong in it); else safety
+// when any problem the fault does not explain is not a hang; liveness when
+// every such problem is one; nothing found otherwise.
 CheckOutcome outcome_of(const std::vector<Problem>& problems, const std::vector<Problem>& excused) {
+  for (const Problem& p : problems) {
+    if (p.kind == ProblemKind::kBadInput) return CheckOutcome::kBadInput;
+  }
   CheckOutcome outcome = CheckOutcome::kNothingFound;
   for (const Problem& p : problems) {
     if (std::find(excused.begin(), excused.end(), p) != excused.end()) continue;

@@ -24,7 +24,10 @@
 
 namespace tensorwire::model {
 
-enum class CheckOutcome : uint8_t { kNothingFound, kSafety, kLiveness };
+// kBadInput: a run hit a limit of the harness (payload memory, say) or could
+// not be set up; the scenario cannot be checked as it is, and nothing is said
+// about the protocol.
+enum class CheckOutcome : uint8_t { kNothingFound, kSafety, kLiveness, kBadInput };
 const char* check_outcome_name(CheckOutcome outcome);
 
 enum class CheckStrategy : uint8_t { kDfs, kRandom, kPct };

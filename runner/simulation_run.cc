@@ -10,6 +10,18 @@
 namespace tensorwire {
 namespace {
 
+// The simulator's options for a run: the seed and mode settled in the report
+// header, the scenario's payload limit where it sets one.
+sim::SimOptions sim_options_of(const Scenario& scenario, const RunReport& report) {
+  sim::SimOptions sim_options;
+  sim_options.seed = report.seed;
+  sim_options.payload = report.payload;
+  if (scenario.payload_limit_bytes_per_rank > 0) {
+    sim_options.payload_limit_bytes_per_rank = scenario.payload_limit_bytes_per_rank;
+  }
+  return sim_options;
+}
+
 // Every check a point-to-point run must pass once the simulator is idle; each
 // failure is one typed problem naming what and where.
 void check_point_to_point_run(RunReport& report,
@@ -34,10 +46,7 @@ void check_point_to_point_run(RunReport& report,
 RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& options,
                              TraceSink& trace, const ProgressCallback& on_progress) {
   RunReport report = run_report_header(scenario, options);
-  sim::SimOptions sim_options;
-  sim_options.seed = report.seed;
-  sim_options.payload = report.payload;
-  sim::Simulator simulator(scenario.cluster, sim_options, trace);
+  sim::Simulator simulator(scenario.cluster, sim_options_of(scenario, report), trace);
   report.ranks = simulator.world_size();
   attach_model_hooks(simulator, options);
 
@@ -52,7 +61,7 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
     rendezvous_ptrs.push_back(rendezvous.back().get());
     if (Status st = rendezvous.back()->start(); !st.is_ok()) {
       report.problems.push_back(
-          transport_problem("rank " + std::to_string(r) + ": start failed: " + st.to_string(), r));
+          status_problem("rank " + std::to_string(r) + ": start failed: " + st.to_string(), st, r));
       return report;
     }
   }
@@ -117,10 +126,7 @@ RunReport run_collective(const Scenario& scenario, const SimulationOptions& opti
   const CollectiveProtocol* protocol = scenario.protocol.descriptor().collective();
   TW_ASSERT_MSG(protocol != nullptr, "a protocol of collective shape runs collectives");
   TW_ASSERT_MSG(scenario.collective_workload.has_value(), "the loader read its workload");
-  sim::SimOptions sim_options;
-  sim_options.seed = report.seed;
-  sim_options.payload = report.payload;
-  sim::Simulator simulator(scenario.cluster, sim_options, trace);
+  sim::Simulator simulator(scenario.cluster, sim_options_of(scenario, report), trace);
   report.ranks = simulator.world_size();
   attach_model_hooks(simulator, options);
 
@@ -167,7 +173,7 @@ std::optional<Problem> transfer_problem(uint64_t step_id, const TransferResult& 
   const std::string where = "step " + std::to_string(step_id) + " '" + t.name + "' " +
                             std::to_string(t.src) + "->" + std::to_string(t.dst) + ": ";
   if (!t.status.is_ok()) {
-    return transport_problem(where + "recv failed: " + t.status.to_string(), t.dst, t.src);
+    return status_problem(where + "recv failed: " + t.status.to_string(), t.status, t.dst, t.src);
   }
   if (!t.mismatch.empty()) {
     Problem p = safety_problem(where + t.mismatch, t.dst);

@@ -20,6 +20,9 @@ struct Scenario {
   std::string source_path;  // the file it came from ("<string>" when parsed from text)
   uint64_t seed = 1;
   bool payload = true;      // [run] mode = "payload" | "timing"
+  // What one rank's memory may hold in payload mode; 0: the backend's default.
+  // Reaching it is a limit of the harness (bad input), never a protocol error.
+  uint64_t payload_limit_bytes_per_rank = 0;
   Cluster cluster;
   // [protocol]: a registered protocol's name and its options.
   ProtocolConfig protocol = default_protocol_config();

@@ -19,6 +19,7 @@
 #include "report/content_hash.h"
 #include "report/progress_bar.h"
 #include "report/text_trace_sink.h"
+#include "core/assert.h"
 #include "core/units_format.h"
 #include "scenario/scenario_loader.h"
 #include "scenario/text_file.h"
@@ -31,6 +32,7 @@ int exit_code_of(model::CheckOutcome outcome) {
     case model::CheckOutcome::kNothingFound: return kExitOk;
     case model::CheckOutcome::kSafety: return kExitCheckFailed;
     case model::CheckOutcome::kLiveness: return kExitLivenessViolation;
+    case model::CheckOutcome::kBadInput: return kExitBadInput;
   }
   return kExitInternalError;
 }
@@ -231,9 +233,25 @@ std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
   out << report::check_summary_text(report, dfs, args.exact, scenario.protocol.name, seconds);
   if (!report.counterexample) return dfs && !report.exhausted ? kExitSearchIncomplete : kExitOk;
   finding.failing = std::move(report.counterexample);
+  if (finding.failing->outcome == model::CheckOutcome::kBadInput) return std::nullopt;
   out << "failing schedule: " << report.schedules << " of this run\n";
   for (const Problem& p : finding.failing->problems) out << "  " << problem_line(p) << "\n";
   return std::nullopt;
+}
+
+// A run that hit a limit of the harness (or could not be set up) says
+// nothing about the protocol: no counterexample, an input error naming why.
+int refuse_unchecked_scenario(const CheckArgs& args, const model::Execution& run,
+                              std::ostream& err) {
+  TW_ASSERT(run.outcome == model::CheckOutcome::kBadInput);
+  err << kErrorPrefix << "'" << args.scenario_path
+      << "' cannot be checked as it is (not a protocol bug; no counterexample written):\n";
+  for (const Problem& p : run.problems) {
+    if (p.kind == ProblemKind::kBadInput) err << "  " << problem_line(p) << "\n";
+  }
+  err << "  (the checker runs in payload mode, moving and checking real bytes: check a "
+         "smaller scenario, such as scenarios/model_*.toml)\n";
+  return kExitBadInput;
 }
 
 // Writes the counterexample: the schedule, and a trace of re-running it.
@@ -319,6 +337,9 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
           ? search(args, scenario, options, progress, finding, out, err)
           : replay_schedule(args, scenario, identity, options, finding, out, err);
   if (done) return *done;
+  if (finding.failing->outcome == model::CheckOutcome::kBadInput) {
+    return refuse_unchecked_scenario(args, *finding.failing, err);
+  }
   return write_counterexample(args, scenario, identity, options, finding, out, err);
 }
 

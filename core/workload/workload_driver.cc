@@ -227,7 +227,8 @@ class WorkloadDriver::Impl {
     Tensor tensor = make_source(t, key);
     Status st;
     if (!t.is_dead && is_dma_able(t.dtype) && tensor.buffer.length != tensor.total_bytes()) {
-      st = Status(StatusCode::kOutOfMemory, "cannot allocate source tensor '" + t.name +
+      // The harness's own allocation: the scenario is too big, not the protocol wrong.
+      st = Status(StatusCode::kResourceLimit, "cannot allocate source tensor '" + t.name +
                                                 "' on rank " + std::to_string(t.src));
     } else {
       // Once Send is done the application may reuse its buffer, and does: in

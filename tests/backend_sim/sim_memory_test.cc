@@ -97,7 +97,7 @@ TEST(SimMemory, PayloadModeRefusesMoreThanItsLimit) {
   SimFixture f(with_gpus(), /*payload=*/true);
   Result<Buffer> huge = f.env(0).memory.allocate(MemoryKind::kHostPinned, 0, 1ull << 40);
   ASSERT_FALSE(huge.is_ok());
-  EXPECT_EQ(huge.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_EQ(huge.status().code(), StatusCode::kResourceLimit);
   EXPECT_NE(huge.status().message().find("timing"), std::string::npos);
 }
 

@@ -195,5 +195,30 @@ shape = [8]
   EXPECT_GT(failed_with_error, 0u) << "no crash ever failed a Recv of the living";
 }
 
+// issue 18 #1: a run that hits a limit of the harness (here the payload memory
+// a rank may hold) is bad input, whatever else it led to: never a safety or
+// liveness violation of the protocol.
+TEST(Explorer, ARunThatHitsThePayloadLimitIsBadInputNeverAViolation) {
+  Scenario s = tiny();
+  s.payload_limit_bytes_per_rank = 8;  // less than the 16-byte tensor
+  CheckOptions options;
+  options.strategy = CheckStrategy::kDfs;
+  options.max_schedules = 50;
+  const CheckReport r = check(s, options);
+  ASSERT_EQ(r.outcome, CheckOutcome::kBadInput);
+  EXPECT_EQ(r.schedules, 1u);  // stops at the first run: nothing is checked
+  ASSERT_TRUE(r.counterexample.has_value());
+  bool limit_named = false;
+  for (const Problem& p : r.counterexample->problems) {
+    EXPECT_NE(p.kind, ProblemKind::kSafety) << problem_line(p);
+    limit_named = limit_named || (p.kind == ProblemKind::kBadInput &&
+                                  p.text.find("RESOURCE_LIMIT") != std::string::npos);
+  }
+  EXPECT_TRUE(limit_named) << problem_lines(r.counterexample->problems);
+  // The same scenario within the limit checks clean.
+  s.payload_limit_bytes_per_rank = 0;
+  EXPECT_EQ(check(s, options).outcome, CheckOutcome::kNothingFound);
+}
+
 }  // namespace
 }  // namespace tensorwire::model

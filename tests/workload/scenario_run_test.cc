@@ -194,7 +194,10 @@ TEST(WorkloadDriver, AFailedSendEndsItsPhaseWithoutTouchingTheNextOne) {
   ASSERT_TRUE(report.workload.finished);
   ASSERT_EQ(report.workload.steps.size(), 2u);
   ASSERT_EQ(report.workload.steps[0].transfers.size(), 1u);
-  EXPECT_EQ(report.workload.steps[0].transfers[0].status.code(), StatusCode::kOutOfMemory);
+  EXPECT_EQ(report.workload.steps[0].transfers[0].status.code(), StatusCode::kResourceLimit);
+  // The harness ran out, not the protocol: bad input, never a safety problem.
+  ASSERT_EQ(report.problems.size(), 1u) << joined(report.problems);
+  EXPECT_EQ(report.problems[0].kind, ProblemKind::kBadInput) << joined(report.problems);
   ASSERT_EQ(report.workload.steps[1].transfers.size(), 1u);
   EXPECT_TRUE(report.workload.steps[1].transfers[0].status.is_ok())
       << report.workload.steps[1].transfers[0].status.to_string();
@@ -217,7 +220,7 @@ TEST(WorkloadDriver, AFailedSendAfterItsRecvFailsThatRecvWithTheReason) {
   RunReport report = run_simulation(scenario, {}, trace);
   ASSERT_TRUE(report.workload.finished) << joined(report.problems);
   const TransferResult& failed = report.workload.steps[0].transfers[0];
-  EXPECT_EQ(failed.status.code(), StatusCode::kOutOfMemory) << failed.status.to_string();
+  EXPECT_EQ(failed.status.code(), StatusCode::kResourceLimit) << failed.status.to_string();
   EXPECT_NE(failed.status.message().find("too_big"), std::string::npos) << failed.status.message();
   EXPECT_TRUE(report.workload.steps[0].transfers[1].verified);
   EXPECT_TRUE(report.workload.steps[1].transfers[0].verified);

@@ -75,7 +75,7 @@ void collect_rank_outcomes(const BroadcastRun& run, CollectiveOutcome& out) {
                                                op.copy_first_busy_ns().end());
     if (!op.status().is_ok()) {
       out.problems.push_back(
-          transport_problem("rank " + std::to_string(r) + ": " + op.status().to_string(), r));
+          status_problem("rank " + std::to_string(r) + ": " + op.status().to_string(), op.status(), r));
     } else if (!op.finished()) {
       out.problems.push_back(liveness_problem(
           "rank " + std::to_string(r) + " went idle with its part of the broadcast unfinished", r));
@@ -160,8 +160,8 @@ void run_operations(BroadcastRun& run, CollectiveOutcome& out, BroadcastInvarian
   }
   for (RankId r = 0; r < run.envs.size(); ++r) {
     if (Status st = run.ops[r]->start(run.instances[r]); !st.is_ok()) {
-      out.problems.push_back(transport_problem(
-          "rank " + std::to_string(r) + ": start failed: " + st.to_string(), r));
+      out.problems.push_back(status_problem(
+          "rank " + std::to_string(r) + ": start failed: " + st.to_string(), st, r));
     }
   }
   if (out.problems.empty()) run.world.run_until_idle();

@@ -26,7 +26,7 @@ constexpr std::array<DataType, 9> kDataTypes = {
     DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
     DataType::kFloat64, DataType::kInt32,   DataType::kInt64,
     DataType::kUInt8,   DataType::kBool,    DataType::kString};
-constexpr std::array<StatusCode, 12> kCodes = {StatusCode::kOk,
+constexpr std::array<StatusCode, 13> kCodes = {StatusCode::kOk,
                                                StatusCode::kNoResource,
                                                StatusCode::kInvalidArgument,
                                                StatusCode::kMalformedMessage,
@@ -37,7 +37,8 @@ constexpr std::array<StatusCode, 12> kCodes = {StatusCode::kOk,
                                                StatusCode::kAborted,
                                                StatusCode::kPeerGone,
                                                StatusCode::kUnavailable,
-                                               StatusCode::kInternal};
+                                               StatusCode::kInternal,
+                                               StatusCode::kResourceLimit};
 
 // An exactly-sized heap copy: reading one byte past it is an ASan error.
 class ExactBytes {

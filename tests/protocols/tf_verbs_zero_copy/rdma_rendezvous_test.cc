@@ -339,7 +339,7 @@ TEST(RdmaRendezvousTest, SenderAllocationFailureAnswersWithErrorStatus) {
   ASSERT_TRUE(c.rdv(0).send("weights", 1, on_gpu).is_ok());
   c.sim().run();
   ASSERT_EQ(rec.calls, 1);
-  EXPECT_EQ(rec.status.code(), StatusCode::kOutOfMemory) << rec.status.to_string();
+  EXPECT_EQ(rec.status.code(), StatusCode::kResourceLimit) << rec.status.to_string();
   EXPECT_NE(rec.status.message().find("weights"), std::string::npos) << rec.status.message();
   EXPECT_EQ(c.rdv(0).stats().error_statuses_sent, 1u);
   EXPECT_EQ(c.rdv(0).pending_responses(), 0u);
