@@ -377,7 +377,7 @@ Result<std::vector<std::string>> TcpCoordinator::exchange_as_root(std::string_vi
     Status st =
         read_frame(peer.socket, FrameType::kGather, max_body_bytes(FrameType::kGather, world_size_),
                    deadline, peer.name, &header, &body);
-    if (!st.is_ok()) return peer_error(r, st);
+    if (!st.is_ok()) return connection_failed(r, st);
     Result<std::string> bytes = accept_gather(header, body, r, sequence, peer.name);
     if (!bytes.is_ok()) return bytes.status();
     if (barrier) {
@@ -389,7 +389,7 @@ Result<std::vector<std::string>> TcpCoordinator::exchange_as_root(std::string_vi
   for (uint32_t r = 1; r < world_size_; ++r) {
     Status st = write_frame(members_[r].socket, FrameType::kGatherResult, 0, result, deadline,
                             members_[r].name);
-    if (!st.is_ok()) return peer_error(r, st);
+    if (!st.is_ok()) return connection_failed(r, st);
   }
   return entries;
 }
@@ -399,13 +399,13 @@ Result<std::vector<std::string>> TcpCoordinator::exchange_as_member(std::string_
                                                                     Deadline deadline) {
   Status st = write_frame(to_root_, FrameType::kGather, rank_, encode_gather_body(sequence, mine),
                           deadline, root_name_);
-  if (!st.is_ok()) return peer_error(0, st);
+  if (!st.is_ok()) return connection_failed(0, st);
   FrameHeader header;
   std::vector<std::byte> body;
   st = read_frame(to_root_, FrameType::kGatherResult,
                   max_body_bytes(FrameType::kGatherResult, world_size_), deadline, root_name_,
                   &header, &body);
-  if (!st.is_ok()) return peer_error(0, st);
+  if (!st.is_ok()) return connection_failed(0, st);
   return accept_gather_result(header, body, sequence, world_size_, root_name_);
 }
 
@@ -440,7 +440,7 @@ Status TcpCoordinator::start_barrier(std::chrono::milliseconds timeout) {
                             encode_gather_body(pending->sequence, ""), pending->deadline,
                             root_name_);
     if (!st.is_ok()) {
-      const Status error = peer_error(0, st);
+      const Status error = connection_failed(0, st);
       return fail(Status(error.code(), error.message() + " (during barrier)"));
     }
     pending->readers[0].emplace(FrameType::kGatherResult,
@@ -497,7 +497,7 @@ Result<bool> TcpCoordinator::poll_barrier_as_root() {
     if (!reader) continue;
     const Peer& peer = members_[r];
     Result<bool> in = reader->poll(peer.socket, peer.name);
-    if (!in.is_ok()) return peer_error(r, in.status());
+    if (!in.is_ok()) return connection_failed(r, in.status());
     if (!*in) {
       all_in = false;
       continue;
@@ -514,7 +514,7 @@ Result<bool> TcpCoordinator::poll_barrier_as_root() {
   for (uint32_t r = 1; r < world_size_; ++r) {
     Status st = write_frame(members_[r].socket, FrameType::kGatherResult, 0, result,
                             pending_->deadline, members_[r].name);
-    if (!st.is_ok()) return peer_error(r, st);
+    if (!st.is_ok()) return connection_failed(r, st);
   }
   return true;
 }
@@ -522,12 +522,23 @@ Result<bool> TcpCoordinator::poll_barrier_as_root() {
 Result<bool> TcpCoordinator::poll_barrier_as_member() {
   std::optional<FrameReader>& reader = pending_->readers[0];
   Result<bool> in = reader->poll(to_root_, root_name_);
-  if (!in.is_ok()) return peer_error(0, in.status());
+  if (!in.is_ok()) return connection_failed(0, in.status());
   if (!*in) return false;
   Result<std::vector<std::string>> entries = accept_gather_result(
       reader->header(), reader->body(), pending_->sequence, world_size_, root_name_);
   if (!entries.is_ok()) return entries.status();
   return true;
+}
+
+// Rank r's connection failed as `st` says. When it was closed, an abort it
+// carried first (a send that found the connection closed leaves it unread)
+// is the better reason: the peer gave up, and says why.
+Status TcpCoordinator::connection_failed(RankId r, const Status& st) {
+  if (st.code() == StatusCode::kPeerGone) {
+    Status queued = ended_connection(r);
+    if (queued.code() == StatusCode::kAborted) return queued;
+  }
+  return peer_error(r, st);
 }
 
 Status TcpCoordinator::watch_peers() {

@@ -135,6 +135,9 @@ class TcpCoordinator {
   // A connection that watch_peers found closed or broken: reads what is left
   // on it for an abort. The error that names rank `r`.
   Status ended_connection(RankId r);
+  // The error for rank r's connection failing with `st`: an abort waiting on
+  // it, else "rank r lost: ..." for a closed one, else `st` naming the peer.
+  Status connection_failed(RankId r, const Status& st);
   const Socket& connection_to(RankId r) const { return rank_ == 0 ? members_[r].socket : to_root_; }
   const std::string& name_of(RankId r) const { return rank_ == 0 ? members_[r].name : root_name_; }
   // An exchange (all-gather or barrier, blocking or driven) may begin: usable,
