@@ -524,6 +524,18 @@ Status RdmaCmMesh::poll_events(std::vector<RankId>* disconnected) {
   }
 }
 
+Status RdmaCmMesh::disconnect(RankId peer) {
+  if (peer >= links_.size() || links_[peer].id == nullptr ||
+      links_[peer].state != LinkState::kEstablished) {
+    return Status(StatusCode::kInvalidArgument,
+                  "rdma_disconnect: no connection to rank " + std::to_string(peer));
+  }
+  if (rdma_disconnect(links_[peer].id) != 0) {
+    return launch::call_failed("rdma_disconnect(" + link_name(links_[peer]) + ")", errno);
+  }
+  return {};
+}
+
 void RdmaCmMesh::close_peers() {
   for (Link& link : links_) {
     if (link.id == nullptr) continue;

@@ -85,6 +85,10 @@ class RdmaCmMesh {
   // blocking and appends to *disconnected each peer whose connection dropped.
   Status poll_events(std::vector<RankId>* disconnected);
 
+  // Disconnects from `peer` (rdma_disconnect), keeping its queue pair: the
+  // peer sees DISCONNECTED, and so does this rank's poll_events.
+  Status disconnect(RankId peer);
+
   // Disconnects and destroys every peer's queue pair and cm_id. Must run
   // before the VerbsDevice whose PD and CQ they use is destroyed.
   void close_peers();

@@ -313,7 +313,27 @@ Status VerbsNic::post_send(QpHandle qp, const SendWorkRequest& wr) {
     return launch::call_failed(what, rc);
   }
   p.sends_outstanding += 1;
+  if (qp_error_after_posts_ != 0 && ++sends_posted_ == qp_error_after_posts_) force_qp_error(*peer);
   return {};
+}
+
+void VerbsNic::force_qp_error(RankId peer) {
+  const std::string where = device_->name() + ", to rank " + std::to_string(peer);
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  if (const int rc = ibv_modify_qp(peers_[peer].qp, &attr, IBV_QP_STATE); rc != 0) {
+    // Loud, so that a test of the fault fails here rather than passing on a
+    // run that never had one.
+    note("rank " + std::to_string(rank_) + ": injected fault failed: ibv_modify_qp(" + where +
+         ", ERR): " + launch::errno_text(rc));
+    return;
+  }
+  mark_error(peer, "injected fault: ibv_modify_qp(" + where +
+                       ", IBV_QPS_ERR) after send-side work request " +
+                       std::to_string(qp_error_after_posts_));
+  if (Status st = mesh_->disconnect(peer); !st.is_ok()) {
+    note("rank " + std::to_string(rank_) + ": injected fault: " + st.message());
+  }
 }
 
 Status VerbsNic::post_recv(QpHandle qp, const RecvWorkRequest& wr) {

@@ -97,6 +97,18 @@ class VerbsNic final : public Nic {
   // The rdma_cm address this rank accepted connections on.
   launch::Ipv4Endpoint endpoint() const { return mesh_->endpoint(); }
 
+  // Fault injection for tests (VerbsNicOptions::qp_error_after_posts): the
+  // queue pair of the Nth send-side work request posted from now on (sends,
+  // writes, reads; receives do not count) is moved to the error state right
+  // after that post (ibv_modify_qp to IBV_QPS_ERR), so what is outstanding on
+  // it is flushed with errors, and its connection is dropped (rdma_disconnect)
+  // so the peer's end goes to the error state too: both ends fail, as with the
+  // simulator's qp_error fault. 0: never.
+  void inject_qp_error_after_posts(uint64_t n) {
+    qp_error_after_posts_ = n;
+    sends_posted_ = 0;
+  }
+
   // Error completions, asynchronous events and disconnects in verbs' own words
   // ("rank 0: rdma write to rank 1 (wr_id 7) failed: remote access error
   // (IBV_WC_REM_ACCESS_ERR, vendor_err 0x0)"), oldest first, the last 64.
@@ -147,6 +159,8 @@ class VerbsNic final : public Nic {
   void note_failure(const ibv_wc& wc, const Outstanding& posted, CompletionStatus reported) const;
   bool receive_buffer_is_sound(const Outstanding& posted) const;
   void mark_error(RankId peer, const std::string& why) const;
+  // The injected fault: the queue pair to `peer` to IBV_QPS_ERR, then disconnected.
+  void force_qp_error(RankId peer);
   Status poll_side_events();
   void note(std::string line) const;
 
@@ -170,6 +184,8 @@ class VerbsNic final : public Nic {
   // a busy progress loop looks at most once a millisecond.
   std::chrono::steady_clock::time_point next_side_event_check_{};
   mutable std::deque<std::string> diagnostics_;
+  uint64_t qp_error_after_posts_ = 0;  // 0: no injected fault
+  uint64_t sends_posted_ = 0;
 };
 
 }  // namespace tensorwire::verbs

@@ -137,6 +137,7 @@ Result<std::unique_ptr<VerbsNic>> connect_verbs_nic(const VerbsNicOptions& optio
     return failed(st);
   }
   auto nic = std::make_unique<VerbsNic>(std::move(*device), std::move(*mesh), shape, rank, world);
+  nic->inject_qp_error_after_posts(options.qp_error_after_posts);
 
   // 6. Nobody starts before everyone is connected.
   if (Status st = coordinator.barrier(); !st.is_ok()) return in_rank(rank, st);

@@ -41,6 +41,10 @@ struct VerbsNicOptions {
   uint8_t rnr_retry_count = 7;  // 7: retry forever, as the simulator's default
   // Bound on connecting the queue pairs (the coordinator has its own).
   std::chrono::milliseconds connect_timeout{30'000};
+  // Fault injection for tests: the queue pair of the Nth send-side work
+  // request goes to the error state after it is posted
+  // (VerbsNic::inject_qp_error_after_posts). 0: never.
+  uint64_t qp_error_after_posts = 0;
 };
 
 // `coordinator` has been created for this rank (its rank and world size are

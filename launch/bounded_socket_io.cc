@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <thread>
@@ -196,6 +197,42 @@ Status send_all(const Socket& socket, std::span<const std::byte> bytes, Deadline
     }
   }
   return {};
+}
+
+Status fail_when_silent(const Socket& socket, std::chrono::milliseconds silence,
+                        std::string_view peer) {
+  const int seconds = static_cast<int>(
+      std::clamp<int64_t>(std::chrono::ceil<std::chrono::seconds>(silence).count(), 1, 86400));
+  const int idle = std::max(1, seconds / 2);
+  const int count = 3;
+  const int interval = std::max(1, (seconds - idle) / count);
+  const unsigned int user_timeout_ms = static_cast<unsigned int>(seconds) * 1000U;
+  const int one = 1;
+  struct Option {
+    int level;
+    int name;
+    const void* value;
+    socklen_t size;
+    const char* text;
+  };
+  for (const Option& o : {Option{SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one, "SO_KEEPALIVE"},
+                          Option{IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle, "TCP_KEEPIDLE"},
+                          Option{IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval,
+                                 "TCP_KEEPINTVL"},
+                          Option{IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count, "TCP_KEEPCNT"},
+                          Option{IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms,
+                                 sizeof user_timeout_ms, "TCP_USER_TIMEOUT"}}) {
+    if (setsockopt(socket.fd(), o.level, o.name, o.value, o.size) != 0) {
+      return call_failed("setsockopt(" + std::string(o.text) + ", " + std::string(peer) + ")",
+                         errno);
+    }
+  }
+  return {};
+}
+
+bool send_now(const Socket& socket, std::span<const std::byte> bytes) {
+  const ssize_t n = send(socket.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  return n == static_cast<ssize_t>(bytes.size());
 }
 
 Result<bool> recv_available(const Socket& socket, std::span<std::byte> bytes, size_t* got,

@@ -54,6 +54,17 @@ Result<Socket> accept_before(const Socket& listener, Deadline deadline, std::str
 // until the deadline: the coordinator may start after the ranks.
 Result<Socket> connect_before(const Ipv4Endpoint& to, Deadline deadline, std::string_view what);
 
+// Makes a connection whose peer goes silent (its host gone, so no FIN ever
+// comes) fail within about `silence` (at least a second): TCP keepalive
+// probes once it has been idle for half of it, and TCP_USER_TIMEOUT for data
+// left unacknowledged. The socket then reports ETIMEDOUT.
+Status fail_when_silent(const Socket& socket, std::chrono::milliseconds silence,
+                        std::string_view peer);
+
+// Sends all of `bytes` if the socket takes them at once, never waiting: for a
+// last word before closing. Whether it did.
+bool send_now(const Socket& socket, std::span<const std::byte> bytes);
+
 // All of `bytes`, or an error naming `peer`.
 Status send_all(const Socket& socket, std::span<const std::byte> bytes, Deadline deadline,
                 std::string_view peer);

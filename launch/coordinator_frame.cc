@@ -29,6 +29,7 @@ const char* frame_type_name(FrameType type) {
     case FrameType::kHello: return "hello";
     case FrameType::kGather: return "gather";
     case FrameType::kGatherResult: return "gather result";
+    case FrameType::kAbort: return "abort";
   }
   return "unknown";
 }
@@ -54,7 +55,7 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte, kFrameHeaderB
   }
   const uint8_t type = std::to_integer<uint8_t>(bytes[4]);
   if (type < static_cast<uint8_t>(FrameType::kHello) ||
-      type > static_cast<uint8_t>(FrameType::kGatherResult)) {
+      type > static_cast<uint8_t>(FrameType::kAbort)) {
     return malformed("a message of unknown type " + std::to_string(type));
   }
   if (bytes[5] != std::byte{0} || bytes[6] != std::byte{0} || bytes[7] != std::byte{0}) {
@@ -64,10 +65,11 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte, kFrameHeaderB
   header.type = static_cast<FrameType>(type);
   header.rank = get_u32(bytes, 8);
   header.body_bytes = get_u32(bytes, 12);
-  if (header.body_bytes > max_body_bytes) {
+  const uint32_t limit = header.type == FrameType::kAbort ? kMaxAbortReasonBytes : max_body_bytes;
+  if (header.body_bytes > limit) {
     return malformed(std::string("a ") + frame_type_name(header.type) +
                      " message announcing a body of " + std::to_string(header.body_bytes) +
-                     " bytes, more than the " + std::to_string(max_body_bytes) + " allowed");
+                     " bytes, more than the " + std::to_string(limit) + " allowed");
   }
   return header;
 }
@@ -164,6 +166,27 @@ Result<std::vector<std::string>> decode_gather_result_body(std::span<const std::
   return entries;
 }
 
+std::vector<std::byte> encode_abort_body(std::string_view why) {
+  std::vector<std::byte> out;
+  for (char c : why.substr(0, kMaxAbortReasonBytes)) {
+    out.push_back(std::byte(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+Result<std::string> decode_abort_body(std::span<const std::byte> body) {
+  if (body.size() > kMaxAbortReasonBytes) {
+    return malformed("an abort reason of " + std::to_string(body.size()) +
+                     " bytes, more than the " + std::to_string(kMaxAbortReasonBytes) + " allowed");
+  }
+  std::string why(reinterpret_cast<const char*>(body.data()), body.size());
+  // It is printed: control characters would garble the line it lands on.
+  for (char& c : why) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return why;
+}
+
 uint32_t max_body_bytes(FrameType type, uint32_t world_size) {
   switch (type) {
     case FrameType::kHello: return 4;
@@ -172,6 +195,7 @@ uint32_t max_body_bytes(FrameType type, uint32_t world_size) {
       const uint64_t world = world_size < kMaxCoordinatorWorld ? world_size : kMaxCoordinatorWorld;
       return static_cast<uint32_t>(8 + world * (4 + kMaxGatherEntryBytes));
     }
+    case FrameType::kAbort: return kMaxAbortReasonBytes;
   }
   return 0;
 }

@@ -14,6 +14,12 @@
 //   kGather        sequence u32, then the rank's bytes         (rank -> coordinator)
 //   kGatherResult  sequence u32, count u32, count x (length u32, bytes)
 //                                                              (coordinator -> rank)
+//   kAbort         why the sender gave up, text of at most kMaxAbortReasonBytes
+//                                                              (either way, then it closes)
+//
+// An abort may come wherever any other message could: a rank that gives up
+// sends one to every connection before closing it, so the others can tell a
+// rank that failed (and why) from one whose process ended without a word.
 //
 // The bytes come from another process, maybe not ours, so decoding checks
 // every field and every length against what the reader expects and answers a
@@ -37,6 +43,7 @@ enum class FrameType : uint8_t {
   kHello = 1,
   kGather = 2,
   kGatherResult = 3,
+  kAbort = 4,
 };
 
 const char* frame_type_name(FrameType type);
@@ -46,6 +53,8 @@ constexpr size_t kFrameHeaderBytes = 16;
 constexpr uint32_t kMaxGatherEntryBytes = 1024;
 // Ranks the coordinator serves; bounds every body a reader accepts.
 constexpr uint32_t kMaxCoordinatorWorld = 4096;
+// The reason an abort carries (longer reasons are cut to this).
+constexpr uint32_t kMaxAbortReasonBytes = 1024;
 
 struct FrameHeader {
   FrameType type = FrameType::kHello;
@@ -55,7 +64,9 @@ struct FrameHeader {
 
 std::array<std::byte, kFrameHeaderBytes> encode_frame_header(const FrameHeader& header);
 
-// Checks magic, type, the zero bytes, and that the body is at most max_body_bytes.
+// Checks magic, type, the zero bytes, and that the body is at most
+// max_body_bytes (an abort's at most kMaxAbortReasonBytes, whatever the reader
+// expected: it may come in place of any message).
 Result<FrameHeader> decode_frame_header(std::span<const std::byte, kFrameHeaderBytes> bytes,
                                         uint32_t max_body_bytes);
 
@@ -76,6 +87,10 @@ std::vector<std::byte> encode_gather_result_body(uint32_t sequence,
 Result<std::vector<std::string>> decode_gather_result_body(std::span<const std::byte> body,
                                                            uint32_t expected_sequence,
                                                            uint32_t expected_count);
+
+// The reason, cut to kMaxAbortReasonBytes.
+std::vector<std::byte> encode_abort_body(std::string_view why);
+Result<std::string> decode_abort_body(std::span<const std::byte> body);
 
 // The largest body a reader should accept for a frame of this type in a world
 // of `world_size` ranks.

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -42,10 +43,19 @@ struct Rank {
 // the first rank failed and when the others were told to stop.
 struct Supervision {
   const RankProcesses* spec = nullptr;
+  std::ostream* out = nullptr;
   std::ostream* err = nullptr;
   int worst = 0;
   std::optional<Clock::time_point> first_failure;
+  std::optional<size_t> first_failed_rank;
   std::optional<Clock::time_point> terminated_at;
+  bool killed = false;
+
+  // A line of the supervisor's own, when asked for (notice_prefix).
+  void notice(const std::string& text) const {
+    if (spec->notice_prefix.empty()) return;
+    *out << spec->notice_prefix << text << "\n" << std::flush;
+  }
 
   // Writes "PREFIX CALL: strerror(errno)" to err.
   void error(const char* call) const {
@@ -154,8 +164,24 @@ void forward_output(std::vector<Rank>& ranks, const OpenStreams& open) {
   }
 }
 
-// Collects the ranks that have ended, noting the first failure.
+// "10 s", "0.05 s".
+std::string seconds_text(std::chrono::milliseconds ms) {
+  const long long whole = ms.count() / 1000;
+  const long long rest = ms.count() % 1000;
+  if (rest == 0) return std::to_string(whole) + " s";
+  char text[32];
+  std::snprintf(text, sizeof text, "%lld.%03lld", whole, rest);
+  std::string t = text;
+  while (t.back() == '0') t.pop_back();
+  return t + " s";
+}
+
+// Collects the ranks that have ended, noting the first failure. Of ranks
+// found failed in one pass, one killed by a signal counts as the first: the
+// others most likely failed because it died (they notice within
+// milliseconds, within the same pass), and launch's report should name it.
 void reap_ended_ranks(std::vector<Rank>& ranks, Supervision& sv) {
+  std::optional<size_t> first;
   for (Rank& k : ranks) {
     if (!k.running) continue;
     int status = 0;
@@ -170,8 +196,26 @@ void reap_ended_ranks(std::vector<Rank>& ranks, Supervision& sv) {
     k.status = status;
     const int code = exit_code_of(RankEnd{true, status, false});
     sv.worst = std::max(sv.worst, code);
-    if (code != 0 && !sv.first_failure) sv.first_failure = Clock::now();
+    if (code == 0 || sv.first_failure) continue;
+    if (!first || (WIFSIGNALED(status) && !WIFSIGNALED(ranks[*first].status))) {
+      first = static_cast<size_t>(&k - ranks.data());
+    }
   }
+  if (!first) return;
+  sv.first_failure = Clock::now();
+  sv.first_failed_rank = *first;
+  sv.notice("rank " + std::to_string(*first) + " " +
+            describe_end(RankEnd{true, ranks[*first].status, false}) + "; the others get " +
+            seconds_text(sv.spec->grace) + " to end on their own");
+}
+
+// The ranks still running, "rank 0, rank 2".
+std::string running_ranks(const std::vector<Rank>& ranks) {
+  std::string names;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].running) names += (names.empty() ? "rank " : ", rank ") + std::to_string(r);
+  }
+  return names;
 }
 
 // Once a rank has failed and the grace is over, SIGTERM to those still
@@ -179,6 +223,13 @@ void reap_ended_ranks(std::vector<Rank>& ranks, Supervision& sv) {
 void stop_ranks_after_grace(std::vector<Rank>& ranks, Supervision& sv) {
   const auto now = Clock::now();
   if (sv.first_failure && !sv.terminated_at && now - *sv.first_failure > sv.spec->grace) {
+    if (std::string names = running_ranks(ranks); !names.empty()) {
+      const std::string failed = sv.first_failed_rank
+                                     ? "rank " + std::to_string(*sv.first_failed_rank) + " failed"
+                                     : "a rank could not be started";
+      sv.notice(names + " still running " + seconds_text(sv.spec->grace) + " after " + failed +
+                ": stopping (SIGTERM)");
+    }
     for (Rank& k : ranks) {
       if (!k.running) continue;
       k.stopped_by_launch = true;
@@ -187,6 +238,11 @@ void stop_ranks_after_grace(std::vector<Rank>& ranks, Supervision& sv) {
     sv.terminated_at = now;
   }
   if (sv.terminated_at && now - *sv.terminated_at > sv.spec->kill_delay) {
+    if (std::string names = running_ranks(ranks); !sv.killed && !names.empty()) {
+      sv.notice(names + " still running " + seconds_text(sv.spec->kill_delay) +
+                " after SIGTERM: killing (SIGKILL)");
+      sv.killed = true;
+    }
     for (Rank& k : ranks) {
       if (k.running && kill(k.pid, SIGKILL) != 0 && errno != ESRCH) sv.error("kill(SIGKILL)");
     }
@@ -246,6 +302,7 @@ RanksOutcome run_rank_processes(const RankProcesses& spec, std::ostream& out, st
   std::vector<Rank> ranks(spec.command_lines.size());
   Supervision sv;
   sv.spec = &spec;
+  sv.out = &out;
   sv.err = &err;
   RanksOutcome outcome;
   for (size_t r = 0; r < ranks.size(); ++r) {

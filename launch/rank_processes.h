@@ -4,8 +4,9 @@
 // lines only, so two ranks never mix within a line; a last line without a
 // newline gets one), reaps them, and once a rank has failed (exited non-zero
 // or by a signal) gives the others `grace` to end on their own, then SIGTERM,
-// then SIGKILL `kill_delay` later. What the command line around it decides
-// (which ranks, their flags, the coordinator) stays with the caller.
+// then SIGKILL `kill_delay` later, saying so (notice_prefix). What the
+// command line around it decides (which ranks, their flags, the coordinator)
+// stays with the caller.
 #pragma once
 
 #include <chrono>
@@ -35,6 +36,11 @@ struct RankProcesses {
   std::string error_prefix;
   // What a child whose execv failed writes to its stderr (it then exits 127).
   std::string exec_failed_line = "execv failed\n";
+  // When not empty, the supervisor's own notices go to the output stream, each
+  // a line with this prefix: the first rank that failed and how (at once),
+  // and the ranks it stopped after the grace (SIGTERM) and after kill_delay
+  // more (SIGKILL).
+  std::string notice_prefix;
 };
 
 // How one rank's process ended.

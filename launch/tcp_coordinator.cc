@@ -1,10 +1,14 @@
 #include "launch/tcp_coordinator.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <optional>
 #include <span>
 #include <utility>
 
 #include "launch/coordinator_frame.h"
+#include "launch/system_call_error.h"
 
 namespace tensorwire::launch {
 namespace {
@@ -27,7 +31,8 @@ Result<FrameHeader> check_frame_header(std::span<const std::byte, kFrameHeaderBy
     return Status(decoded.status().code(),
                   std::string(peer) + " sent " + decoded.status().message());
   }
-  if (decoded->type != want) {
+  // An abort may come in place of any message; its reader reports it.
+  if (decoded->type != want && decoded->type != FrameType::kAbort) {
     return Status(StatusCode::kMalformedMessage,
                   std::string(peer) + " sent a " + frame_type_name(decoded->type) +
                       " message where a " + frame_type_name(want) + " message belongs");
@@ -35,7 +40,26 @@ Result<FrameHeader> check_frame_header(std::span<const std::byte, kFrameHeaderBy
   return decoded;
 }
 
-// One whole frame: header, then its body; the type must be `want`.
+// A whole abort message from `peer`: the error that ends the exchange.
+Status peer_gave_up(std::string_view peer, std::span<const std::byte> body) {
+  Result<std::string> why = decode_abort_body(body);
+  if (!why.is_ok()) {
+    return Status(StatusCode::kMalformedMessage,
+                  std::string(peer) + " sent " + why.status().message());
+  }
+  return Status(StatusCode::kAborted, std::string(peer) + " gave up: " + *why);
+}
+
+// Rank r's connection ended without an abort: the process is gone (its
+// kernel closed the socket) or its host went silent. Other errors name the
+// peer as they are.
+Status peer_error(RankId r, const Status& st) {
+  if (st.code() != StatusCode::kPeerGone) return coordinator_error(st);
+  return Status(StatusCode::kPeerGone, "rank " + std::to_string(r) + " lost: " + st.message());
+}
+
+// One whole frame: header, then its body; the type must be `want` (or an
+// abort, which is the error it carries).
 Status read_frame(const Socket& socket, FrameType want, uint32_t max_body, Deadline deadline,
                   std::string_view peer, FrameHeader* header, std::vector<std::byte>* body) {
   std::array<std::byte, kFrameHeaderBytes> head{};
@@ -46,6 +70,7 @@ Status read_frame(const Socket& socket, FrameType want, uint32_t max_body, Deadl
   body->assign(checked->body_bytes, std::byte{0});
   st = recv_exact(socket, *body, deadline, peer);
   if (!st.is_ok()) return st;
+  if (checked->type == FrameType::kAbort) return peer_gave_up(peer, *body);
   *header = *checked;
   return {};
 }
@@ -65,7 +90,9 @@ class FrameReader {
       header_ = *checked;
       body_.assign(header_->body_bytes, std::byte{0});
     }
-    return recv_available(socket, body_, &body_got_, peer);
+    Result<bool> in = recv_available(socket, body_, &body_got_, peer);
+    if (in.is_ok() && *in && header_->type == FrameType::kAbort) return peer_gave_up(peer, body_);
+    return in;
   }
   const FrameHeader& header() const { return *header_; }
   const std::vector<std::byte>& body() const { return body_; }
@@ -149,8 +176,8 @@ Result<std::unique_ptr<TcpCoordinator>> TcpCoordinator::create(const Coordinator
                   "coordinator: rank " + std::to_string(options.rank) + " is outside a world of " +
                       std::to_string(options.world_size));
   }
-  if (options.timeout.count() <= 0) {
-    return Status(StatusCode::kInvalidArgument, "coordinator: the timeout must be positive");
+  if (options.timeout.count() <= 0 || options.peer_timeout.count() <= 0) {
+    return Status(StatusCode::kInvalidArgument, "coordinator: the timeouts must be positive");
   }
   Result<Ipv4Endpoint> endpoint = resolve_host_port(options.address, "coordinator address");
   if (!endpoint.is_ok()) return endpoint.status();
@@ -170,13 +197,17 @@ TcpCoordinator::TcpCoordinator(const CoordinatorOptions& options, Ipv4Endpoint e
     : rank_(options.rank),
       world_size_(options.world_size),
       timeout_(options.timeout),
+      peer_timeout_(options.peer_timeout),
       endpoint_(endpoint),
       root_name_("the coordinator (rank 0 at " + endpoint.to_string() + ")") {}
 
 Deadline TcpCoordinator::deadline() const { return SteadyClock::now() + timeout_; }
 
 Status TcpCoordinator::fail(Status error) {
-  if (broken_.is_ok()) broken_ = error;
+  if (broken_.is_ok()) {
+    broken_ = error;
+    tell_the_others(error);
+  }
   // A pending barrier ends with the coordinator (its readers name sockets
   // about to close); poll_barrier now answers the error.
   pending_.reset();
@@ -189,6 +220,23 @@ Status TcpCoordinator::fail(Status error) {
 
 void TcpCoordinator::abort(const Status& why) {
   (void)fail(why.is_ok() ? Status(StatusCode::kAborted, "aborted") : why);
+}
+
+// A last word to every connection before they close, so the others can tell
+// a rank that gave up (and why) from one that was lost, and rank 0 passes on
+// which rank was lost. A message cut short by this failure can only be on the
+// connection that failed, whose peer learns nothing more anyway.
+void TcpCoordinator::tell_the_others(const Status& why) {
+  if (!joined_) return;
+  const std::vector<std::byte> body = encode_abort_body(why.message());
+  const auto head =
+      encode_frame_header({FrameType::kAbort, rank_, static_cast<uint32_t>(body.size())});
+  std::vector<std::byte> message(head.begin(), head.end());
+  message.insert(message.end(), body.begin(), body.end());
+  for (RankId r = rank_ == 0 ? 1 : 0; r < (rank_ == 0 ? world_size_ : 1); ++r) {
+    // Best effort: a connection that cannot take it at once is closed anyway.
+    if (connection_to(r).is_open()) (void)send_now(connection_to(r), message);
+  }
 }
 
 Status TcpCoordinator::usable(std::string_view call) const {
@@ -259,6 +307,8 @@ Status TcpCoordinator::join_as_root(Deadline deadline) {
     }
     members_[header.rank] =
         Peer{std::move(*s), "rank " + std::to_string(header.rank) + " (" + address + ")"};
+    st = fail_when_silent(members_[header.rank].socket, peer_timeout_, members_[header.rank].name);
+    if (!st.is_ok()) return coordinator_error(st);
     ++joined;
   }
   // Nobody else may join: a late stranger gets "connection refused".
@@ -270,6 +320,9 @@ Status TcpCoordinator::join_as_member(Deadline deadline) {
   Result<Socket> s = connect_before(endpoint_, deadline, "the coordinator (rank 0)");
   if (!s.is_ok()) return coordinator_error(s.status());
   to_root_ = std::move(*s);
+  if (Status st = fail_when_silent(to_root_, peer_timeout_, root_name_); !st.is_ok()) {
+    return coordinator_error(st);
+  }
   Status st = write_frame(to_root_, FrameType::kHello, rank_, encode_hello_body(world_size_),
                           deadline, root_name_);
   if (!st.is_ok()) return coordinator_error(st);
@@ -324,7 +377,7 @@ Result<std::vector<std::string>> TcpCoordinator::exchange_as_root(std::string_vi
     Status st =
         read_frame(peer.socket, FrameType::kGather, max_body_bytes(FrameType::kGather, world_size_),
                    deadline, peer.name, &header, &body);
-    if (!st.is_ok()) return coordinator_error(st);
+    if (!st.is_ok()) return connection_failed(r, st);
     Result<std::string> bytes = accept_gather(header, body, r, sequence, peer.name);
     if (!bytes.is_ok()) return bytes.status();
     if (barrier) {
@@ -336,7 +389,7 @@ Result<std::vector<std::string>> TcpCoordinator::exchange_as_root(std::string_vi
   for (uint32_t r = 1; r < world_size_; ++r) {
     Status st = write_frame(members_[r].socket, FrameType::kGatherResult, 0, result, deadline,
                             members_[r].name);
-    if (!st.is_ok()) return coordinator_error(st);
+    if (!st.is_ok()) return connection_failed(r, st);
   }
   return entries;
 }
@@ -346,13 +399,13 @@ Result<std::vector<std::string>> TcpCoordinator::exchange_as_member(std::string_
                                                                     Deadline deadline) {
   Status st = write_frame(to_root_, FrameType::kGather, rank_, encode_gather_body(sequence, mine),
                           deadline, root_name_);
-  if (!st.is_ok()) return coordinator_error(st);
+  if (!st.is_ok()) return connection_failed(0, st);
   FrameHeader header;
   std::vector<std::byte> body;
   st = read_frame(to_root_, FrameType::kGatherResult,
                   max_body_bytes(FrameType::kGatherResult, world_size_), deadline, root_name_,
                   &header, &body);
-  if (!st.is_ok()) return coordinator_error(st);
+  if (!st.is_ok()) return connection_failed(0, st);
   return accept_gather_result(header, body, sequence, world_size_, root_name_);
 }
 
@@ -387,7 +440,8 @@ Status TcpCoordinator::start_barrier(std::chrono::milliseconds timeout) {
                             encode_gather_body(pending->sequence, ""), pending->deadline,
                             root_name_);
     if (!st.is_ok()) {
-      return fail(Status(st.code(), "coordinator: " + st.message() + " (during barrier)"));
+      const Status error = connection_failed(0, st);
+      return fail(Status(error.code(), error.message() + " (during barrier)"));
     }
     pending->readers[0].emplace(FrameType::kGatherResult,
                                 max_body_bytes(FrameType::kGatherResult, world_size_));
@@ -443,7 +497,7 @@ Result<bool> TcpCoordinator::poll_barrier_as_root() {
     if (!reader) continue;
     const Peer& peer = members_[r];
     Result<bool> in = reader->poll(peer.socket, peer.name);
-    if (!in.is_ok()) return coordinator_error(in.status());
+    if (!in.is_ok()) return connection_failed(r, in.status());
     if (!*in) {
       all_in = false;
       continue;
@@ -460,7 +514,7 @@ Result<bool> TcpCoordinator::poll_barrier_as_root() {
   for (uint32_t r = 1; r < world_size_; ++r) {
     Status st = write_frame(members_[r].socket, FrameType::kGatherResult, 0, result,
                             pending_->deadline, members_[r].name);
-    if (!st.is_ok()) return coordinator_error(st);
+    if (!st.is_ok()) return connection_failed(r, st);
   }
   return true;
 }
@@ -468,12 +522,86 @@ Result<bool> TcpCoordinator::poll_barrier_as_root() {
 Result<bool> TcpCoordinator::poll_barrier_as_member() {
   std::optional<FrameReader>& reader = pending_->readers[0];
   Result<bool> in = reader->poll(to_root_, root_name_);
-  if (!in.is_ok()) return coordinator_error(in.status());
+  if (!in.is_ok()) return connection_failed(0, in.status());
   if (!*in) return false;
   Result<std::vector<std::string>> entries = accept_gather_result(
       reader->header(), reader->body(), pending_->sequence, world_size_, root_name_);
   if (!entries.is_ok()) return entries.status();
   return true;
+}
+
+// Rank r's connection failed as `st` says. When it was closed, an abort it
+// carried first (a send that found the connection closed leaves it unread)
+// is the better reason: the peer gave up, and says why.
+Status TcpCoordinator::connection_failed(RankId r, const Status& st) {
+  if (st.code() == StatusCode::kPeerGone) {
+    Status queued = ended_connection(r);
+    if (queued.code() == StatusCode::kAborted) return queued;
+  }
+  return peer_error(r, st);
+}
+
+Status TcpCoordinator::watch_peers() {
+  // The first error as it was: it names the lost rank, if one was.
+  if (!broken_.is_ok()) return broken_;
+  if (!joined_) return {};
+  std::vector<pollfd> fds;
+  std::vector<RankId> ranks;
+  for (RankId r = rank_ == 0 ? 1 : 0; r < (rank_ == 0 ? world_size_ : 1); ++r) {
+    const size_t reader = rank_ == 0 ? r : 0;
+    if (pending_ && pending_->readers[reader]) continue;  // the barrier reads it
+    if (!connection_to(r).is_open()) continue;
+    // POLLRDHUP: the peer closed even when bytes it sent before are unread.
+    fds.push_back(pollfd{connection_to(r).fd(), POLLRDHUP, 0});
+    ranks.push_back(r);
+  }
+  if (fds.empty()) return {};
+  if (poll(fds.data(), fds.size(), 0) < 0 && errno != EINTR) {
+    return fail(call_failed("poll(coordinator connections)", errno));
+  }
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if ((fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+      return fail(ended_connection(ranks[i]));
+    }
+  }
+  return {};
+}
+
+// The connection ended, so all it carried is here: frames of an exchange this
+// rank has not reached yet (skipped), maybe an abort, then the end.
+Status TcpCoordinator::ended_connection(RankId r) {
+  const Socket& socket = connection_to(r);
+  const std::string& name = name_of(r);
+  const auto lost = [r](const std::string& why) {
+    return Status(StatusCode::kPeerGone, "rank " + std::to_string(r) + " lost: " + why);
+  };
+  const Deadline deadline = SteadyClock::now() + std::chrono::milliseconds(100);
+  for (int frames = 0; frames < 4; ++frames) {
+    std::byte probe{};
+    const ssize_t n = recv(socket.fd(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) {
+      return lost(name + " closed its coordinator connection without a word (its process ended)");
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      // ETIMEDOUT: its host stopped answering (fail_when_silent).
+      return lost(call_failed("recv(from " + name + ")", errno).message());
+    }
+    std::array<std::byte, kFrameHeaderBytes> head{};
+    if (Status st = recv_exact(socket, head, deadline, name); !st.is_ok()) {
+      return lost(st.message());
+    }
+    Result<FrameHeader> header =
+        decode_frame_header(head, max_body_bytes(FrameType::kGatherResult, world_size_));
+    if (!header.is_ok()) {
+      return coordinator_error(header.status().code(), name, "sent " + header.status().message());
+    }
+    std::vector<std::byte> body(header->body_bytes);
+    if (Status st = recv_exact(socket, body, deadline, name); !st.is_ok()) {
+      return lost(st.message());
+    }
+    if (header->type == FrameType::kAbort) return coordinator_error(peer_gave_up(name, body));
+  }
+  return lost(name + " closed its coordinator connection");
 }
 
 }  // namespace tensorwire::launch

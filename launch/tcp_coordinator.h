@@ -13,6 +13,13 @@
 // naming the peer that sent it. After any error the coordinator is broken:
 // later calls answer kAborted with the first error.
 //
+// A lost rank is named: a connection that closes without an abort first (the
+// peer's process ended: its kernel closed the socket) or breaks (its host went
+// silent for the peer timeout) fails the exchange, or watch_peers(), with
+// kPeerGone "rank N lost: ..."; one that carried an abort, with kAborted
+// "rank N ... gave up: WHY". Rank 0, failing, passes its reason on to the
+// others in its own abort, so every rank learns which rank was lost.
+//
 // Not thread-safe: one thread per coordinator (each rank has its own).
 #pragma once
 
@@ -38,6 +45,10 @@ struct CoordinatorOptions {
   uint32_t world_size = 1;
   // Bound on each of join, all_gather and barrier.
   std::chrono::milliseconds timeout{30'000};
+  // How soon a connection whose peer went silent (its host gone: no FIN ever
+  // comes) counts as broken: TCP keepalive and TCP_USER_TIMEOUT on every
+  // connection. A peer whose process ended is seen at once regardless.
+  std::chrono::milliseconds peer_timeout{5'000};
 };
 
 class TcpCoordinator {
@@ -80,9 +91,19 @@ class TcpCoordinator {
   // barrier is pending): an idle rank may sleep until one is readable.
   std::vector<int> barrier_fds() const;
 
-  // Gives up: closes the connections so the other ranks fail at once (they
-  // see the connection closed) instead of at their timeout. Later calls
-  // answer kAborted with `why`.
+  // Between exchanges, from a rank's progress loop: whether every rank this
+  // one is connected to (rank 0: all; the others: rank 0) is still there,
+  // without waiting. A connection that closed or broke fails the coordinator
+  // with "rank N lost: ..." (kPeerGone), or "... gave up: WHY" (kAborted)
+  // when an abort came first. Connections a pending barrier is reading are
+  // left to it: it reports the same. OK while all are there; once the
+  // coordinator has failed, its first error.
+  Status watch_peers();
+
+  // Gives up: sends `why` in an abort to every connection and closes them, so
+  // the other ranks fail at once, knowing why, instead of at their timeout
+  // (any failure of the coordinator does the same). Later calls answer
+  // kAborted with `why`.
   void abort(const Status& why);
 
  private:
@@ -106,9 +127,19 @@ class TcpCoordinator {
                                                       Deadline deadline);
   Result<bool> poll_barrier_as_root();
   Result<bool> poll_barrier_as_member();
-  // Remembers the first error; later calls report it.
+  // Remembers the first error, tells the others (an abort) and closes every
+  // connection; later calls report it.
   Status fail(Status error);
+  void tell_the_others(const Status& why);
   Status usable(std::string_view call) const;
+  // A connection that watch_peers found closed or broken: reads what is left
+  // on it for an abort. The error that names rank `r`.
+  Status ended_connection(RankId r);
+  // The error for rank r's connection failing with `st`: an abort waiting on
+  // it, else "rank r lost: ..." for a closed one, else `st` naming the peer.
+  Status connection_failed(RankId r, const Status& st);
+  const Socket& connection_to(RankId r) const { return rank_ == 0 ? members_[r].socket : to_root_; }
+  const std::string& name_of(RankId r) const { return rank_ == 0 ? members_[r].name : root_name_; }
   // An exchange (all-gather or barrier, blocking or driven) may begin: usable,
   // joined, and no driven barrier pending.
   Status may_start(std::string_view what) const;
@@ -117,6 +148,7 @@ class TcpCoordinator {
   RankId rank_;
   uint32_t world_size_;
   std::chrono::milliseconds timeout_;
+  std::chrono::milliseconds peer_timeout_;
   Ipv4Endpoint endpoint_;
   Socket listener_;            // rank 0
   std::vector<Peer> members_;  // rank 0: index = rank (entry 0 unused)

@@ -160,7 +160,8 @@ Status check_rank_run(const launch::TcpCoordinator& coordinator, const VerbsRunO
                       " of " + std::to_string(coordinator.world_size()) + ", the run is rank " +
                       std::to_string(options.rank) + " of " + std::to_string(options.world));
   }
-  if (options.phase_timeout.count() <= 0 || options.setup_timeout.count() <= 0) {
+  if (options.phase_timeout.count() <= 0 || options.setup_timeout.count() <= 0 ||
+      options.peer_timeout.count() <= 0) {
     return Status(StatusCode::kInvalidArgument, "timeouts must be positive");
   }
   return check_scenario_for_verbs(scenario, options.world, options.gpu_as_host);
@@ -187,6 +188,7 @@ verbs::VerbsNicOptions nic_options_for(const Scenario& scenario, const VerbsRunO
       static_cast<uint8_t>(std::min<uint32_t>(scenario.cluster.rnr_retry_count, 7));
   nic_options.connect_timeout = options.setup_timeout;
   nic_options.use_completion_channel = options.use_completion_channel;
+  nic_options.qp_error_after_posts = options.qp_error_after_posts;
   return nic_options;
 }
 
@@ -263,6 +265,7 @@ class ProgressLoop {
       return false;
     }
     uint32_t handled = *n;
+    if (!peers_still_there()) return false;
     if (options_.trace && gate_.waiting()) barrier_.begin();
     if (gate_.poll()) ++handled;
     events_ += handled;
@@ -290,6 +293,21 @@ class ProgressLoop {
       return rest();
     }
     return true;
+  }
+
+  // Whether every peer is still there, looked at once a millisecond: a rank
+  // waiting for a Recv from a lost peer would otherwise wait for its phase
+  // timeout. A lost (or failed) peer stops the driver, naming it.
+  bool peers_still_there() {
+    const WallClock::time_point now = WallClock::now();
+    if (now < next_peer_watch_) return true;
+    next_peer_watch_ = now + std::chrono::milliseconds(1);
+    Status st = coordinator_.watch_peers();
+    if (st.is_ok()) return true;
+    const uint64_t step_id =
+        driver_.result().steps.empty() ? 0 : driver_.result().steps.back().step_id;
+    driver_.stop(Status(st.code(), "step " + std::to_string(step_id) + ": " + st.message()));
+    return false;
   }
 
   // Idle for long enough: sleep a little, in the completion channel when
@@ -324,6 +342,7 @@ class ProgressLoop {
   uint32_t idle_turns_ = 0;
   uint64_t phases_agreed_ = 0;
   WallClock::time_point phase_began_ = WallClock::now();
+  WallClock::time_point next_peer_watch_{};
 };
 
 // Lets this rank's last writes complete before anyone tears down (at most a
@@ -434,6 +453,7 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario, const VerbsRunOp
   co.rank = options.rank;
   co.world_size = options.world;
   co.timeout = options.setup_timeout;
+  co.peer_timeout = options.peer_timeout;
   Result<std::unique_ptr<launch::TcpCoordinator>> coordinator = launch::TcpCoordinator::create(co);
   if (!coordinator.is_ok()) return coordinator.status();
   return run_verbs_rank(scenario, options, **coordinator, trace);

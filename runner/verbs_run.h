@@ -41,6 +41,14 @@ struct VerbsRunOptions {
   std::chrono::milliseconds setup_timeout{60'000};  // join, connect, each set-up barrier
   // Bound on each phase: this rank's Recvs, then the barrier that ends it.
   std::chrono::milliseconds phase_timeout{60'000};
+  // How soon this rank notices a lost peer and stops: a peer whose process
+  // ended is seen at once (its coordinator connection closes; the progress
+  // loop looks every millisecond, whatever the rank is waiting for), one whose
+  // host went silent within about this long (TCP keepalive on the
+  // coordinator's connections). Either way the rank fails with "rank N lost:
+  // ..." and tells the others. `tensorwire launch` stops a rank still running
+  // this long after another failed.
+  std::chrono::milliseconds peer_timeout{5'000};
   // Busy-poll this many idle turns of the progress loop before sleeping a
   // little between turns (ranks sharing few cores must leave some to others).
   uint32_t idle_spins_before_sleep = 256;
@@ -62,6 +70,11 @@ struct VerbsRunOptions {
   // coordinator until that barrier ends. The CLI's SIGKILL has no such limit.)
   std::optional<uint64_t> die_at_step;
   std::function<void()> die;
+  // Fault injection for tests: when nonzero, the queue pair of this rank's
+  // Nth send-side work request goes to the error state right after it is
+  // posted (verbs::VerbsNicOptions::qp_error_after_posts), as the simulator's
+  // qp_error fault: both ends fail, the Recvs on it fail with errors.
+  uint64_t qp_error_after_posts = 0;
 };
 
 struct VerbsRunReport {

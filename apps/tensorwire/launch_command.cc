@@ -43,7 +43,8 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArgs& args) {
       ->type_name("FILE");
   launch->add_option("--grace", args.grace,
                      "Seconds the other ranks get to end on their own once one has failed, "
-                     "before they are stopped (default 10)")
+                     "before they are stopped (SIGTERM, then SIGKILL 2 s later); default: "
+                     "--peer-timeout")
       ->type_name("SECONDS");
   add_verbs_options(*launch, args.verbs, false);
   return launch;
@@ -69,7 +70,11 @@ std::vector<std::string> rank_command_line(const LaunchArgs& args, const std::st
   if (v.phase_timeout != defaults.phase_timeout) {
     argv.insert(argv.end(), {"--phase-timeout", v.phase_timeout});
   }
+  if (v.peer_timeout != defaults.peer_timeout) {
+    argv.insert(argv.end(), {"--peer-timeout", v.peer_timeout});
+  }
   if (!v.die_at.empty()) argv.insert(argv.end(), {"--die-at", v.die_at});
+  if (!v.qp_error_at.empty()) argv.insert(argv.end(), {"--qp-error-at", v.qp_error_at});
   if (rank == 0 && !args.json_path.empty()) argv.insert(argv.end(), {"--json", args.json_path});
   // Every rank records its part of the trace; rank 0 writes the file.
   if (!args.trace_path.empty()) argv.insert(argv.end(), {"--trace", args.trace_path});
@@ -79,7 +84,8 @@ std::vector<std::string> rank_command_line(const LaunchArgs& args, const std::st
 namespace {
 
 // launch's own flags, checked before anything starts. Empty when they hold;
-// then *world is the rank count and *grace_ms the --grace.
+// then *world is the rank count and *grace_ms the --grace (default: the
+// --peer-timeout).
 std::string launch_flags_problem(const LaunchArgs& args, uint64_t* world, long long* grace_ms) {
   const std::string& t = args.ranks;
   auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), *world);
@@ -88,8 +94,16 @@ std::string launch_flags_problem(const LaunchArgs& args, uint64_t* world, long l
     return "-n must be a whole number of ranks from 1 to " + std::to_string(kMaxLocalRanks) +
            ", not '" + t + "'";
   }
-  if (std::string e = parse_timeout_seconds(args.grace, "--grace", grace_ms); !e.empty()) {
+  // Once a rank failed, the others should notice within the peer timeout;
+  // by default launch stops those that have not after as long.
+  if (std::string e = parse_timeout_seconds(args.verbs.peer_timeout, "--peer-timeout", grace_ms);
+      !e.empty()) {
     return e;
+  }
+  if (!args.grace.empty()) {
+    if (std::string e = parse_timeout_seconds(args.grace, "--grace", grace_ms); !e.empty()) {
+      return e;
+    }
   }
   long long ms = 0;
   if (std::string e = parse_timeout_seconds(args.verbs.setup_timeout, "--setup-timeout", &ms);
@@ -149,6 +163,7 @@ int launch_command(const LaunchArgs& args, std::ostream& out, std::ostream& err)
   ranks.grace = std::chrono::milliseconds(grace_ms);
   ranks.error_prefix = kErrorPrefix;
   ranks.exec_failed_line = "tensorwire launch: execv failed\n";
+  ranks.notice_prefix = "tensorwire launch: ";
   for (uint32_t r = 0; r < world; ++r) {
     ranks.command_lines.push_back(
         rank_command_line(args, *self, r, static_cast<uint32_t>(world), coordinator));

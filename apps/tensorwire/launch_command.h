@@ -4,8 +4,10 @@
 // one), forwards each rank's stdout and stderr line by line with a "[rank r] "
 // prefix, waits for all, and exits with the worst exit status (a rank killed
 // by a signal counts as 1). Once a rank has failed (exited non-zero or by a
-// signal), the others get --grace seconds to end on their own (they should:
-// their next barrier fails), then SIGTERM, then SIGKILL two seconds later.
+// signal), launch says which and how, and the others get --grace seconds
+// (default: --peer-timeout) to end on their own (they should: they notice the
+// lost rank at once), then SIGTERM, then SIGKILL two seconds later; launch
+// says whom it stopped.
 // This file is the command line; the processes are launch/rank_processes.h.
 #pragma once
 
@@ -26,7 +28,7 @@ struct LaunchArgs {
   std::string trace_path;
   uint64_t seed = 0;
   bool has_seed = false;
-  std::string grace = "10";  // seconds
+  std::string grace;         // seconds; empty: the --peer-timeout
   VerbsArgs verbs;           // without rank/world/coordinator
 };
 

@@ -101,10 +101,22 @@ void add_verbs_options(CLI::App& command, VerbsArgs& args, bool with_placement) 
                      "ends the phase); default 60")
       ->type_name("SECONDS")
       ->group(group);
-  // A test hook, not for users: hidden from --help (empty group).
+  command.add_option("--peer-timeout", args.peer_timeout,
+                     "Seconds within which a rank notices a lost peer and fails naming it (a "
+                     "peer whose process ended is seen at once; one whose host went silent "
+                     "takes this long); launch stops ranks still running this long after one "
+                     "failed; default 5")
+      ->type_name("SECONDS")
+      ->group(group);
+  // Test hooks, not for users: hidden from --help (empty group).
   command.add_option("--die-at", args.die_at, "RANK:STEP: that rank kills itself (SIGKILL) "
                                               "when it starts that step")
       ->type_name("RANK:STEP")
+      ->group("");
+  command.add_option("--qp-error-at", args.qp_error_at,
+                     "RANK:N: that rank moves the queue pair of its Nth send-side work request "
+                     "to the error state right after posting it")
+      ->type_name("RANK:N")
       ->group("");
 }
 

@@ -24,7 +24,9 @@ struct VerbsArgs {
   bool completion_channel = false;  // sleep in the completion channel when idle
   std::string setup_timeout = "60";  // seconds
   std::string phase_timeout = "60";  // seconds
+  std::string peer_timeout = "5";    // seconds
   std::string die_at;       // "RANK:STEP" (tests: that rank dies when it starts that step)
+  std::string qp_error_at;  // "RANK:N" (tests: that rank's Nth send-side post breaks its QP)
 };
 
 struct RunArgs {

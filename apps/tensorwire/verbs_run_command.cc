@@ -6,6 +6,7 @@
 #include <optional>
 #include <system_error>
 #include <tuple>
+#include <utility>
 
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/output_file.h"
@@ -46,7 +47,9 @@ std::string verbs_only_flag_given(const VerbsArgs& a) {
   if (a.completion_channel) return "--completion-channel";
   if (a.setup_timeout != defaults.setup_timeout) return "--setup-timeout";
   if (a.phase_timeout != defaults.phase_timeout) return "--phase-timeout";
+  if (a.peer_timeout != defaults.peer_timeout) return "--peer-timeout";
   if (!a.die_at.empty()) return "--die-at";
+  if (!a.qp_error_at.empty()) return "--qp-error-at";
   return "";
 }
 
@@ -144,20 +147,42 @@ std::string set_waiting(const VerbsArgs& v, VerbsRunOptions& options) {
     return e;
   }
   options.phase_timeout = std::chrono::milliseconds(ms);
+  if (std::string e = parse_timeout_seconds(v.peer_timeout, "--peer-timeout", &ms); !e.empty()) {
+    return e;
+  }
+  options.peer_timeout = std::chrono::milliseconds(ms);
   return "";
 }
 
-// --die-at RANK:STEP (tests): this rank raises SIGKILL when it starts STEP.
-std::string set_die_at(const VerbsArgs& v, VerbsRunOptions& options) {
-  if (v.die_at.empty()) return "";
-  const size_t colon = v.die_at.find(':');
-  std::optional<uint64_t> r = parse_whole(v.die_at.substr(0, colon));
-  std::optional<uint64_t> s =
-      colon == std::string::npos ? std::nullopt : parse_whole(v.die_at.substr(colon + 1));
-  if (!r || !s) return "--die-at must be RANK:STEP, not '" + v.die_at + "'";
-  if (*r == options.rank) {
-    options.die_at_step = *s;
-    options.die = [] { std::raise(SIGKILL); };
+// "RANK:N" of a fault-injection flag: both whole numbers, N at least `least`.
+std::optional<std::pair<uint64_t, uint64_t>> parse_rank_and_count(const std::string& text,
+                                                                  uint64_t least) {
+  const size_t colon = text.find(':');
+  std::optional<uint64_t> r = parse_whole(text.substr(0, colon));
+  std::optional<uint64_t> n =
+      colon == std::string::npos ? std::nullopt : parse_whole(text.substr(colon + 1));
+  if (!r || !n || *n < least) return std::nullopt;
+  return std::pair{*r, *n};
+}
+
+// The fault-injection hooks (tests), each for one rank. --die-at RANK:STEP:
+// that rank raises SIGKILL when it starts STEP. --qp-error-at RANK:N: that
+// rank's queue pair of its Nth send-side work request goes to the error state.
+std::string set_faults(const VerbsArgs& v, VerbsRunOptions& options) {
+  if (!v.die_at.empty()) {
+    const auto at = parse_rank_and_count(v.die_at, 0);
+    if (!at) return "--die-at must be RANK:STEP, not '" + v.die_at + "'";
+    if (at->first == options.rank) {
+      options.die_at_step = at->second;
+      options.die = [] { std::raise(SIGKILL); };
+    }
+  }
+  if (!v.qp_error_at.empty()) {
+    const auto at = parse_rank_and_count(v.qp_error_at, 1);
+    if (!at) {
+      return "--qp-error-at must be RANK:N with N at least 1, not '" + v.qp_error_at + "'";
+    }
+    if (at->first == options.rank) options.qp_error_after_posts = at->second;
   }
   return "";
 }
@@ -236,7 +261,7 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
   options.seed = args.seed;
   std::string problem = set_endpoints(args.verbs, options);
   if (problem.empty()) problem = set_waiting(args.verbs, options);
-  if (problem.empty()) problem = set_die_at(args.verbs, options);
+  if (problem.empty()) problem = set_faults(args.verbs, options);
   if (!problem.empty()) return bad(problem);
 
   const std::string path = args.scenario_path.empty() ? default_scenario_path()

@@ -5,6 +5,8 @@
 #include "launch/rank_processes.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -81,6 +83,7 @@ TEST(RankProcesses, AFailedRankHasTheOthersStoppedAfterTheGrace) {
   spec.grace = milliseconds(50);
   spec.kill_delay = milliseconds(50);
   spec.error_prefix = "test: error: ";
+  spec.notice_prefix = "test: ";
   // Rank 0 fails once rank 2 ignores SIGTERM; ranks 1 and 2 would sleep 20 s.
   spec.command_lines = {
       sh("while [ ! -e " + dir + "/ready ]; do sleep 0.01; done; exit 3"),
@@ -105,6 +108,20 @@ TEST(RankProcesses, AFailedRankHasTheOthersStoppedAfterTheGrace) {
   EXPECT_GE(took, spec.grace + spec.kill_delay);
   EXPECT_LT(took, std::chrono::seconds(5));
   EXPECT_EQ(err.str(), "");
+  // The supervisor said who failed, whom it stopped and whom it killed.
+  const std::vector<std::string> lines = lines_of(out.str());
+  const auto said = [&lines](const std::string& line) {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  EXPECT_TRUE(said("test: rank 0 exited with 3; the others get 0.05 s to end on their own"))
+      << out.str();
+  EXPECT_TRUE(said("test: rank 1, rank 2 still running 0.05 s after rank 0 failed: stopping "
+                   "(SIGTERM)"))
+      << out.str();
+  // Rank 1 may or may not have been reaped by then; rank 2 ignored SIGTERM.
+  EXPECT_TRUE(said("test: rank 2 still running 0.05 s after SIGTERM: killing (SIGKILL)") ||
+              said("test: rank 1, rank 2 still running 0.05 s after SIGTERM: killing (SIGKILL)"))
+      << out.str();
   unlink((dir + "/ready").c_str());
   rmdir(dir.c_str());
 }

@@ -199,11 +199,16 @@ TEST(TcpCoordinator, ADrivenBarrierTimesOutNamingTheRankThatNeverArrived) {
   EXPECT_NE(root->message().find("timed out waiting for rank 2 (127.0.0.1:"), std::string::npos)
       << root->to_string();
   EXPECT_NE(root->message().find("(during barrier)"), std::string::npos) << root->to_string();
-  // Rank 0 gave up and closed its connections, so rank 1 learns it at once,
-  // not at its own 5 s deadline.
+  // Rank 0 gave up, told rank 1 why and closed its connections, so rank 1
+  // learns it at once, not at its own 5 s deadline.
   std::optional<Status> member = poll_until_ended(*w[1]);
   ASSERT_TRUE(member.has_value());
-  EXPECT_EQ(member->code(), StatusCode::kPeerGone) << member->to_string();
+  EXPECT_EQ(member->code(), StatusCode::kAborted) << member->to_string();
+  EXPECT_NE(member->message().find("(rank 0 at 127.0.0.1:"), std::string::npos)
+      << member->to_string();
+  EXPECT_NE(member->message().find("gave up: coordinator: timed out waiting for rank 2"),
+            std::string::npos)
+      << member->to_string();
   EXPECT_LT(SteadyClock::now() - before, std::chrono::seconds(4));
   // Both coordinators are broken now and say why.
   EXPECT_EQ(w[0]->start_barrier(milliseconds(100)).code(), StatusCode::kAborted);
@@ -261,15 +266,19 @@ TEST(TcpCoordinator, AbortWhileABarrierIsPendingEndsItWithTheReason) {
   EXPECT_EQ(ended->code(), StatusCode::kAborted);
   EXPECT_NE(ended->message().find("rank 0's Recvs timed out"), std::string::npos)
       << ended->to_string();
-  // Rank 1, arriving later, learns that rank 0 is gone: its send finds the
-  // connection closed, or its wait for the answer does.
+  // Rank 1, arriving later, learns that rank 0 gave up, and why: its send
+  // finds the connection closed (the abort waiting unread is still read), or
+  // its wait for the answer reads the abort.
+  std::this_thread::sleep_for(milliseconds(20));
   Status member = w[1]->start_barrier(milliseconds(5000));
   if (member.is_ok()) {
     std::optional<Status> ended1 = poll_until_ended(*w[1]);
     ASSERT_TRUE(ended1.has_value());
     member = *ended1;
   }
-  EXPECT_FALSE(member.is_ok());
+  EXPECT_EQ(member.code(), StatusCode::kAborted) << member.to_string();
+  EXPECT_NE(member.message().find("gave up: rank 0's Recvs timed out"), std::string::npos)
+      << member.to_string();
   EXPECT_FALSE(w[1]->barrier_pending());
 }
 
@@ -526,11 +535,94 @@ TEST(TcpCoordinator, AbortedRankFailsTheOthersAtOnce) {
   t1.join();
   t2.join();
   EXPECT_LT(SteadyClock::now() - before, std::chrono::seconds(5));
-  EXPECT_EQ(results[0].code(), StatusCode::kPeerGone) << results[0].to_string();
+  // Rank 2 said why before it closed; rank 0 passed it on to rank 1.
+  EXPECT_EQ(results[0].code(), StatusCode::kAborted) << results[0].to_string();
   EXPECT_NE(results[0].message().find("rank 2 (127.0.0.1:"), std::string::npos)
       << results[0].to_string();
+  EXPECT_NE(results[0].message().find("gave up: rank 2: no RDMA device"), std::string::npos)
+      << results[0].to_string();
   EXPECT_FALSE(results[1].is_ok());
+  EXPECT_NE(results[1].message().find("rank 2: no RDMA device"), std::string::npos)
+      << results[1].to_string();
   EXPECT_EQ(two->barrier().code(), StatusCode::kAborted);
+}
+
+// watch_peers polls until it reports something, at most `bound`.
+Status watch_until_failed(TcpCoordinator& c, milliseconds bound) {
+  const auto until = SteadyClock::now() + bound;
+  Status st = c.watch_peers();
+  while (st.is_ok() && SteadyClock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(1));
+    st = c.watch_peers();
+  }
+  return st;
+}
+
+TEST(TcpCoordinator, WatchPeersSaysNothingWhileEveryRankIsThere) {
+  auto w = joined_world(3);
+  for (auto& c : w) EXPECT_TRUE(c->watch_peers().is_ok());
+  // An early arrival at the next barrier is not a loss, and is still read by it.
+  ASSERT_TRUE(w[1]->start_barrier(milliseconds(5000)).is_ok());
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_TRUE(w[0]->watch_peers().is_ok());
+  ASSERT_TRUE(w[0]->start_barrier(milliseconds(5000)).is_ok());
+  ASSERT_TRUE(w[2]->start_barrier(milliseconds(5000)).is_ok());
+  for (auto& c : w) {
+    std::optional<Status> ended = poll_until_ended(*c);
+    ASSERT_TRUE(ended.has_value());
+    EXPECT_TRUE(ended->is_ok()) << ended->to_string();
+  }
+}
+
+TEST(TcpCoordinator, AMemberThatVanishesIsNamedLostByRankZeroAndTheOthersLearnIt) {
+  auto w = joined_world(3);
+  // Rank 1's process ends between exchanges: its socket closes, no abort.
+  w[1].reset();
+  const Status root = watch_until_failed(*w[0], milliseconds(5000));
+  EXPECT_EQ(root.code(), StatusCode::kPeerGone) << root.to_string();
+  EXPECT_EQ(root.message().find("rank 1 lost: rank 1 (127.0.0.1:"), 0u) << root.to_string();
+  EXPECT_NE(root.message().find("without a word"), std::string::npos) << root.to_string();
+  // Rank 0 passed it on: rank 2 learns which rank was lost, not "rank 0 lost".
+  const Status two = watch_until_failed(*w[2], milliseconds(5000));
+  EXPECT_EQ(two.code(), StatusCode::kAborted) << two.to_string();
+  EXPECT_NE(two.message().find("gave up: rank 1 lost"), std::string::npos) << two.to_string();
+  EXPECT_EQ(w[0]->start_barrier(milliseconds(100)).code(), StatusCode::kAborted);
+}
+
+TEST(TcpCoordinator, RankZeroThatVanishesIsNamedLostByTheOthers) {
+  auto w = joined_world(2);
+  w[0].reset();
+  const Status one = watch_until_failed(*w[1], milliseconds(5000));
+  EXPECT_EQ(one.code(), StatusCode::kPeerGone) << one.to_string();
+  EXPECT_EQ(one.message().find("rank 0 lost: the coordinator (rank 0 at 127.0.0.1:"), 0u)
+      << one.to_string();
+}
+
+TEST(TcpCoordinator, ARankLostDuringABarrierIsNamedLost) {
+  auto w = joined_world(3);
+  ASSERT_TRUE(w[0]->start_barrier(milliseconds(5000)).is_ok());
+  ASSERT_TRUE(w[2]->start_barrier(milliseconds(5000)).is_ok());
+  w[1].reset();
+  std::optional<Status> root = poll_until_ended(*w[0]);
+  ASSERT_TRUE(root.has_value());
+  EXPECT_EQ(root->code(), StatusCode::kPeerGone) << root->to_string();
+  EXPECT_EQ(root->message().find("rank 1 lost: "), 0u) << root->to_string();
+  std::optional<Status> two = poll_until_ended(*w[2]);
+  ASSERT_TRUE(two.has_value());
+  EXPECT_NE(two->message().find("gave up: rank 1 lost: "), std::string::npos) << two->to_string();
+}
+
+TEST(TcpCoordinator, AnAbortReasonIsCutToItsBoundAndControlCharactersAreReplaced) {
+  const std::vector<std::byte> body = encode_abort_body(std::string(5000, 'x'));
+  EXPECT_EQ(body.size(), kMaxAbortReasonBytes);
+  Result<std::string> why = decode_abort_body(text("line one\nline two\x1b[31m"));
+  ASSERT_TRUE(why.is_ok());
+  EXPECT_EQ(*why, "line one?line two?[31m");
+  const auto head = encode_frame_header({FrameType::kAbort, 1, kMaxAbortReasonBytes + 1});
+  EXPECT_EQ(decode_frame_header(head, 1u << 20).status().code(), StatusCode::kMalformedMessage);
+  // An abort may always carry its reason, even where a 4-byte hello belongs.
+  const auto fits = encode_frame_header({FrameType::kAbort, 1, kMaxAbortReasonBytes});
+  EXPECT_TRUE(decode_frame_header(fits, 4).is_ok());
 }
 
 TEST(TcpCoordinator, RefusesBadOptions) {
