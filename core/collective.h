@@ -8,6 +8,8 @@
 #pragma once
 
 #include <any>
+#include <cstddef>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -47,6 +49,9 @@ struct CollectiveRequest {
   const std::any& options;   // the protocol's [protocol.<name>] options
   uint64_t seed = 0;
   bool payload = true;  // move and check real bytes, or timing only
+  // Called as the operation's pieces of work (CollectiveProtocol::
+  // progress_unit()) complete, with how many of how many; may be empty.
+  std::function<void(size_t done, size_t total)> on_progress;
 };
 
 // The protocol's account of one run, rendered by the protocol itself.
@@ -94,6 +99,8 @@ class CollectiveProtocol {
   // naming file, line and key): the result is the protocol's own type.
   virtual std::any read_workload(const OptionReader& reader, const Cluster& cluster,
                                  const CollectiveWorkloadLimits& limits) const = 0;
+  // What progress counts, for progress bars ("destinations").
+  virtual std::string_view progress_unit() const = 0;
   // Runs the operation in `world` until it is idle, checking as it goes.
   virtual CollectiveOutcome run(CollectiveWorld& world, const CollectiveRequest& request) const = 0;
 };

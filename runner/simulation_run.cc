@@ -121,7 +121,7 @@ class SimulatedWorld final : public CollectiveWorld {
 // A collective protocol runs its operation on the simulated cluster; the
 // report adds the simulator's side (time, events, transport stats).
 RunReport run_collective(const Scenario& scenario, const SimulationOptions& options,
-                         TraceSink& trace) {
+                         TraceSink& trace, const ProgressCallback& on_progress) {
   RunReport report = run_report_header(scenario, options);
   const CollectiveProtocol* protocol = scenario.protocol.descriptor().collective();
   TW_ASSERT_MSG(protocol != nullptr, "a protocol of collective shape runs collectives");
@@ -132,7 +132,8 @@ RunReport run_collective(const Scenario& scenario, const SimulationOptions& opti
 
   SimulatedWorld world(simulator, report);
   const CollectiveRequest request{scenario.cluster, scenario.collective_workload,
-                                  scenario.protocol.options, report.seed, report.payload};
+                                  scenario.protocol.options, report.seed, report.payload,
+                                  on_progress};
   CollectiveOutcome outcome = protocol->run(world, request);
   TW_ASSERT(outcome.counters.empty() || outcome.counters.size() == report.ranks);
   report.protocol_counters = std::move(outcome.counters);
@@ -189,7 +190,7 @@ RunReport run_simulation(const Scenario& scenario, const SimulationOptions& opti
     case ProtocolShape::kPointToPoint:
       return run_point_to_point(scenario, options, trace, on_progress);
     case ProtocolShape::kCollective:
-      return run_collective(scenario, options, trace);
+      return run_collective(scenario, options, trace, on_progress);
   }
   TW_UNREACHABLE("a protocol of unknown shape");
 }

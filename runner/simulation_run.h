@@ -29,7 +29,8 @@ void add_transfer_problems(RunReport& report);
 // Runs the scenario's protocol on the simulator, whatever its shape: a
 // point-to-point protocol plays the scenario's workload through one Rendezvous
 // per rank; a collective protocol runs its own operation in the simulated
-// world (core/collective.h). One report.
+// world (core/collective.h). One report. `on_progress` hears steps done of a
+// point-to-point workload, the protocol's progress_unit() of a collective.
 RunReport run_simulation(const Scenario& scenario, const SimulationOptions& options,
                          TraceSink& trace, ProgressCallback on_progress = {});
 

@@ -206,6 +206,13 @@ int write_run_outputs(const RunArgs& args, RunOutputs& outputs, const RunReport&
   return code;
 }
 
+// What the progress bar counts: steps of a point-to-point workload, the
+// protocol's own unit for a collective ("destinations").
+std::string progress_unit_of(const Scenario& scenario) {
+  const CollectiveProtocol* collective = scenario.protocol.descriptor().collective();
+  return collective != nullptr ? std::string(collective->progress_unit()) : "steps";
+}
+
 }  // namespace
 
 int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool progress) {
@@ -248,7 +255,7 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
 
   RunReport result;
   {
-    report::ProgressBar bar(err, progress, 0, "steps");
+    report::ProgressBar bar(err, progress, 0, progress_unit_of(scenario));
     result = run_simulation(scenario, options, trace,
                             [&bar](size_t done, size_t total) { bar.update(done, total); });
     bar.finish();

@@ -1,6 +1,7 @@
 #include "core/protocols/realm_broadcast/broadcast_run.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -21,6 +22,24 @@ constexpr uint64_t kPieceBytes = 16ull << 20;  // fill and check instances piece
 uint64_t broadcast_content_key(uint64_t seed) { return content_key(seed, 0, "broadcast"); }
 
 using Instances = std::vector<std::map<uint32_t, Buffer>>;  // [rank][buffer id]
+
+// Progress for `run`'s bar: destinations that hold every byte, of all of them.
+class DestinationProgress final : public CollectiveObserver {
+ public:
+  DestinationProgress(size_t total, std::function<void(size_t, size_t)> on_progress)
+      : total_(total), on_progress_(std::move(on_progress)) {}
+
+  void on_destination_complete(uint32_t /*buffer*/, TimeNs /*at_ns*/) override {
+    ++done_;
+    TW_ASSERT_MSG(done_ <= total_, "each destination completes once");
+    if (on_progress_) on_progress_(done_, total_);
+  }
+
+ private:
+  size_t done_ = 0;
+  size_t total_;
+  std::function<void(size_t, size_t)> on_progress_;
+};
 
 // What one broadcast run holds while it runs: the plan, the simulated
 // world, the application's instances and one operation per rank.
@@ -152,11 +171,11 @@ void collect_links(const BroadcastRun& run, BroadcastResult& result) {
 }
 
 // Starts every rank's operation and lets the world run until it is idle.
-void run_operations(BroadcastRun& run, CollectiveOutcome& out, BroadcastInvariants& invariants,
+void run_operations(BroadcastRun& run, CollectiveOutcome& out, CollectiveObserver& observer,
                     PlantedCollectiveBug planted) {
   for (RankId r = 0; r < run.envs.size(); ++r) {
     run.ops.push_back(std::make_unique<TransferOperation>(
-        run.envs[r], run.graph, run.topology, run.workload.options, &invariants, planted));
+        run.envs[r], run.graph, run.topology, run.workload.options, &observer, planted));
   }
   for (RankId r = 0; r < run.envs.size(); ++r) {
     if (Status st = run.ops[r]->start(run.instances[r]); !st.is_ok()) {
@@ -201,7 +220,9 @@ CollectiveOutcome run_broadcast(CollectiveWorld& world, const CollectiveRequest&
                    Instances(ranks), {}, broadcast_content_key(request.seed)};
   for (RankId r = 0; r < ranks; ++r) run.envs.push_back(world.env(r));
   if (allocate_instances(run, out)) {
-    run_operations(run, out, invariants, options_of(request.options).planted_bug);
+    DestinationProgress progress(run.graph.destinations.size(), request.on_progress);
+    CollectiveObserverPair observer(invariants, progress);
+    run_operations(run, out, observer, options_of(request.options).planted_bug);
     collect_rank_outcomes(run, out);
     collect_destinations(run, invariants);
     collect_invariant_violations(run, out, invariants);

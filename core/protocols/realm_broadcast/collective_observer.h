@@ -29,4 +29,45 @@ class CollectiveObserver {
   virtual void on_destination_complete(uint32_t /*buffer*/, TimeNs /*at_ns*/) {}
 };
 
+// Two observers as one (the invariants and the progress count), each hearing
+// every hook in turn.
+class CollectiveObserverPair final : public CollectiveObserver {
+ public:
+  CollectiveObserverPair(CollectiveObserver& first, CollectiveObserver& second)
+      : first_(first), second_(second) {}
+
+  void on_ib_allocated(uint32_t buffer, uint64_t in_use, uint64_t pool) override {
+    first_.on_ib_allocated(buffer, in_use, pool);
+    second_.on_ib_allocated(buffer, in_use, pool);
+  }
+  void on_ib_freed(uint32_t buffer) override {
+    first_.on_ib_freed(buffer);
+    second_.on_ib_freed(buffer);
+  }
+  void on_chunk_issued(uint32_t copy, uint64_t begin, uint64_t end) override {
+    first_.on_chunk_issued(copy, begin, end);
+    second_.on_chunk_issued(copy, begin, end);
+  }
+  void on_chunk_done(uint32_t copy, uint64_t read) override {
+    first_.on_chunk_done(copy, read);
+    second_.on_chunk_done(copy, read);
+  }
+  void on_bytes_landed(uint32_t buffer, uint64_t written) override {
+    first_.on_bytes_landed(buffer, written);
+    second_.on_bytes_landed(buffer, written);
+  }
+  void on_copy_finished(uint32_t copy) override {
+    first_.on_copy_finished(copy);
+    second_.on_copy_finished(copy);
+  }
+  void on_destination_complete(uint32_t buffer, TimeNs at_ns) override {
+    first_.on_destination_complete(buffer, at_ns);
+    second_.on_destination_complete(buffer, at_ns);
+  }
+
+ private:
+  CollectiveObserver& first_;
+  CollectiveObserver& second_;
+};
+
 }  // namespace tensorwire::collectives

@@ -17,6 +17,8 @@ class RealmBroadcastCollective final : public CollectiveProtocol {
                          const CollectiveWorkloadLimits& limits) const override {
     return read_broadcast_workload(reader, cluster, limits);
   }
+  // A destination holding every byte is one unit of progress.
+  std::string_view progress_unit() const override { return "destinations"; }
   CollectiveOutcome run(CollectiveWorld& world, const CollectiveRequest& request) const override {
     return run_broadcast(world, request);
   }

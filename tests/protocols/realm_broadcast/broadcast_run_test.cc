@@ -256,5 +256,22 @@ TEST(BroadcastRun, AnInstanceSmallerThanTheBroadcastIsRefusedAtStart) {
   EXPECT_NE(st.message().find("smaller than the broadcast"), std::string::npos);
 }
 
+// issue 18 #8: a broadcast run reports progress as its destinations complete,
+// each once, ending at all of them.
+TEST(BroadcastRun, ProgressCountsDestinationsAsTheyComplete) {
+  Scenario s = broadcast_scenario(3, 2, 1 << 20, MemoryId::gpu_of(0, 0), every_memory(3, 2));
+  NullTraceSink trace;
+  std::vector<std::pair<size_t, size_t>> seen;
+  const RunReport r = run_simulation(s, {}, trace, [&seen](size_t done, size_t total) {
+    seen.emplace_back(done, total);
+  });
+  ASSERT_TRUE(r.passed()) << joined(r.problems);
+  const size_t destinations = broadcast_of(r).destinations.size();
+  ASSERT_EQ(seen.size(), destinations);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i], std::make_pair(i + 1, destinations));
+  }
+}
+
 }  // namespace
 }  // namespace tensorwire::collectives
