@@ -70,7 +70,10 @@ class LineReader {
   bool field(std::string_view key, std::string& value, bool optional = false) {
     const bool read = next_line();
     if (read && line.rfind(std::string(key) + " ", 0) == 0) {
-      value = line.substr(key.size() + 1);
+      // A value is one line as the writer writes it: a '\r' left inside
+      // (not the line's CRLF end) reads as a space, so what is read writes
+      // back, and a name compares with one_line() of the scenario's name.
+      value = one_line(line.substr(key.size() + 1));
       return true;
     }
     if (optional) {
@@ -133,14 +136,14 @@ Status parse_choices(LineReader& r, uint64_t count, std::vector<uint32_t>& choic
 std::string schedule_file_text(const ScheduleFile& s) {
   std::ostringstream out;
   out << kMagic << "\n"
-      << "scenario " << s.scenario << "\n";
+      << "scenario " << one_line(s.scenario) << "\n";
   if (s.scenario_name && !s.scenario_name->empty()) out << "scenario_name " << one_line(*s.scenario_name) << "\n";
   if (s.scenario_hash) out << "scenario_hash " << scenario_hash_text(*s.scenario_hash) << "\n";
   out << "seed " << s.seed << "\n"
-      << "strategy " << s.strategy << "\n"
-      << "outcome " << s.outcome << "\n"
+      << "strategy " << one_line(s.strategy) << "\n"
+      << "outcome " << one_line(s.outcome) << "\n"
       << "faults " << fault_list_text(s.faults) << "\n"
-      << "planted_bug " << s.planted_bug << "\n"
+      << "planted_bug " << one_line(s.planted_bug) << "\n"
       << "choices " << s.choices.size() << "\n";
   for (size_t i = 0; i < s.choices.size(); ++i) {
     out << s.choices[i] << ((i + 1) % 32 == 0 || i + 1 == s.choices.size() ? "\n" : " ");

@@ -10,6 +10,7 @@ packages=(
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
   perftest iproute2
   clang-tidy-14  # tests/layering: the function_length test (.clang-tidy)
+  clang-14 libclang-rt-14-dev  # tests/fuzz: libFuzzer targets (scripts/fuzz.sh)
 )
 
 missing=()

@@ -89,6 +89,29 @@ TEST(ScheduleFile, ScenarioNameAndHashRoundTrip) {
   EXPECT_FALSE(n->scenario_hash);
 }
 
+// Found by tests/fuzz (schedule_file_fuzz): every value is one line. A path
+// with a line break used to write a file that does not parse, and a '\r'
+// inside a name was read as is, so the name never matched the scenario's
+// (compared with its line breaks as spaces) and did not write back the same.
+TEST(ScheduleFile, ValuesAreOneLineBothWays) {
+  ScheduleFile s = sample();
+  s.scenario = "odd\ndir/s.toml";
+  s.outcome = "safety\r\nviolation";
+  auto back = parse_schedule_file(schedule_file_text(s), "x.schedule");
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(back->scenario, "odd dir/s.toml");
+  EXPECT_EQ(back->outcome, "safety  violation");
+  EXPECT_EQ(back->choices, sample().choices);
+
+  const std::string name_with_cr =
+      "tensorwire-schedule 2\nscenario s.toml\nscenario_name two\rranks\nseed 1\n"
+      "strategy random\noutcome safety\nfaults none\nplanted_bug none\nchoices 0\n";
+  auto read = parse_schedule_file(name_with_cr, "x.schedule");
+  ASSERT_TRUE(read) << read.status().to_string();
+  EXPECT_EQ(read->scenario_name, "two ranks");
+  EXPECT_EQ(scenario_mismatch(*read, {"two\rranks", 0}), "");
+}
+
 // Files written before the fields existed have neither, and still parse.
 TEST(ScheduleFile, ScenarioNameAndHashAreOptional) {
   const std::string text = schedule_file_text(sample());
