@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/option_checks.h"
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/run_command.h"
 #include "apps/tensorwire/scenario_argument.h"
@@ -110,11 +111,13 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
       ->type_name("D");
   check->add_option("--replay", args.replay_path,
                     "Re-run the one execution a schedule file (written by an earlier check) describes")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(non_empty_value());
   check->add_option("--out", args.out_prefix,
                     "On a violation, write PREFIX.schedule, PREFIX.steps.txt and PREFIX.trace.json "
                     "(default: tensorwire-check)")
-      ->type_name("PREFIX");
+      ->type_name("PREFIX")
+      ->check(non_empty_value());
   check->add_option("--faults", args.faults,
                     "Faults to explore, one per execution: none, or a comma-separated list of "
                     "qp_error (the queue pair between ranks 0 and 1 fails), reg_fail (the "

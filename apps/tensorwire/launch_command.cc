@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/option_checks.h"
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/scenario_argument.h"
 #include "apps/tensorwire/verbs_run_command.h"
@@ -37,10 +38,12 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArgs& args) {
       ->required();
   add_seed_option(*launch, args.seed, args.has_seed);
   launch->add_option("--json", args.json_path, "Rank 0 writes the results as JSON")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(non_empty_value());
   launch->add_option("--trace", args.trace_path,
                      "Rank 0 writes a Chrome trace-event JSON file of every rank (ui.perfetto.dev)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(non_empty_value());
   launch->add_option("--grace", args.grace,
                      "Seconds the other ranks get to end on their own once one has failed, "
                      "before they are stopped (SIGTERM, then SIGKILL 2 s later); default: "

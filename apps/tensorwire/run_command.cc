@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/option_checks.h"
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/scenario_argument.h"
 #include "apps/tensorwire/verbs_run_command.h"
@@ -70,17 +71,20 @@ void add_verbs_options(CLI::App& command, VerbsArgs& args, bool with_placement) 
     command.add_option("--coordinator", args.coordinator,
                        "Where rank 0 listens for the others (TCP bootstrap)")
         ->type_name("HOST:PORT")
-        ->group(group);
+        ->group(group)
+        ->check(non_empty_value());
   }
   command.add_option("--device", args.device,
                      "RDMA device (default: $TENSORWIRE_RDMA_DEVICE), e.g. rxe0")
       ->type_name("NAME")
-      ->group(group);
+      ->group(group)
+      ->check(non_empty_value());
   command.add_option("--address", args.address,
                      "This rank's IPv4 address on the device (default: the first IPv4 in the "
                      "device's GID table)")
       ->type_name("A.B.C.D")
-      ->group(group);
+      ->group(group)
+      ->check(ipv4_address_value());
   command.add_flag("--gpu-as-host", args.gpu_as_host,
                    "Place GPU tensors in host memory (for machines without the CUDA GPUs the scenario names)")
       ->group(group);
@@ -135,8 +139,10 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
   add_verbs_options(*run, args.verbs, true);
   run->add_option("--trace", args.trace_path,
                   "Write a Chrome trace-event JSON file (open it in ui.perfetto.dev)")
-      ->type_name("FILE");
-  run->add_option("--json", args.json_path, "Write the results as JSON")->type_name("FILE");
+      ->type_name("FILE")
+      ->check(non_empty_value());
+  run->add_option("--json", args.json_path, "Write the results as JSON")->type_name("FILE")
+      ->check(non_empty_value());
   run->add_flag("--timing-only", args.timing_only,
                 "Simulate timing only: move no payload bytes (for large scenarios)");
   return run;
@@ -274,7 +280,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& args) {
   plan->add_option("--dot", args.dot_path,
                    "Write the transfer graph as Graphviz DOT (edges: bytes and when each copy "
                    "first became busy)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(non_empty_value());
   return plan;
 }
 

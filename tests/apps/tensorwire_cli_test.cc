@@ -488,6 +488,27 @@ TEST_F(TensorwireCli, CheckDfsStoppedBeforeEveryOrderSaysNotExhaustiveAndExitsFo
   EXPECT_TRUE(contains(random.out, "outcome         nothing found in 3 schedules\n")) << random.out;
 }
 
+// issue 18 #11: a flag that names a file, a device or an address and is given
+// an empty string (or no address at all) is an error naming the flag, not a
+// run that silently writes nothing or fails later for another reason.
+TEST_F(TensorwireCli, EmptyNamesAndBadAddressesAreErrorsNamingTheFlag) {
+  const std::string q = quoted(kQuickstart);
+  for (const std::string& args :
+       {"run " + q + " --json ''", "run " + q + " --trace ''", "check " + q + " --out ''",
+        "check " + q + " --replay ''", "plan " + q + " --dot ''",
+        "launch " + q + " --json ''"}) {
+    const CliRun r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "needs a value, not an empty string")) << args << "\n" << r.err;
+  }
+  for (const char* address : {"999.1.1.1", "10.0.0", "rxe0", "10.0.0.1:7"}) {
+    const CliRun r = run("run " + q + " --backend verbs --device rxe0 --address " + address);
+    EXPECT_EQ(r.exit_code, 2) << address << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, "--address: '" + std::string(address) + "' is not an IPv4 address"))
+        << r.err;
+  }
+}
+
 // issue 18 #11: flags a strategy does not take, and a negative seed, are bad
 // input naming the flag, not silently ignored or wrapped around.
 TEST_F(TensorwireCli, CheckRejectsFlagsItsStrategyIgnoresAndNegativeSeeds) {
