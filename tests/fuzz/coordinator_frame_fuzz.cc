@@ -2,7 +2,7 @@
 // process sends them over TCP: a 16-byte header, then the body it announces.
 // The input starts with what the reader already knows: the world size (u16,
 // capped as the coordinator caps it) and the all-gather sequence it waits for
-// (u32); then the header and the body, decoded the way tcp_coordinator.cc
+// (u32); then the header and the body (hello, gather, gather result or abort), decoded the way tcp_coordinator.cc
 // reads them. Whatever decodes must encode back to the same bytes.
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +41,14 @@ void check_body(FrameType type, std::span<const std::byte> body, uint32_t world,
       if (Result<std::vector<std::string>> e = decode_gather_result_body(body, seq, world)) {
         FUZZ_CHECK(e->size() == world, "a gather result holds one entry per rank");
         FUZZ_CHECK(same(encode_gather_result_body(seq, *e), body), "gather result round trip");
+      }
+      return;
+    case FrameType::kAbort:
+      if (Result<std::string> why = decode_abort_body(body)) {
+        FUZZ_CHECK(why->size() <= kMaxAbortReasonBytes, "an abort reason within its bound");
+        // Control characters read as '?', so the reason read back is a fixed point.
+        Result<std::string> again = decode_abort_body(encode_abort_body(*why));
+        FUZZ_CHECK(again.is_ok() && *again == *why, "abort round trip");
       }
       return;
   }

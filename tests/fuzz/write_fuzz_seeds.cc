@@ -130,6 +130,9 @@ void coordinator_frames() {
   write_with_variants("coordinator_frame", "gather-result",
                       frame(4, 2, FrameType::kGatherResult,
                             launch::encode_gather_result_body(2, entries)));
+  write_with_variants("coordinator_frame", "abort",
+                      frame(4, 0, FrameType::kAbort,
+                            launch::encode_abort_body("step 2: rank 1 lost: its process ended")));
 }
 
 }  // namespace
