@@ -10,6 +10,7 @@ packages=(
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
   perftest iproute2
   clang-tidy-14  # tests/layering: the function_length test (.clang-tidy)
+  time           # /usr/bin/time -v: peak memory in docs/PERFORMANCE.md
 )
 
 missing=()

@@ -17,6 +17,13 @@ class RealmBroadcastCollective final : public CollectiveProtocol {
                          const CollectiveWorkloadLimits& limits) const override {
     return read_broadcast_workload(reader, cluster, limits);
   }
+  uint64_t payload_bytes(const std::any& workload, const Cluster& cluster) const override {
+    uint64_t total = 0;
+    for (const auto& [node, bytes] : broadcast_payload_bytes_by_node(workload_of(workload), cluster)) {
+      total += bytes;
+    }
+    return total;
+  }
   CollectiveOutcome run(CollectiveWorld& world, const CollectiveRequest& request) const override {
     return run_broadcast(world, request);
   }
@@ -49,6 +56,11 @@ class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
   }
   std::string planted_bug(const std::any& options) const override {
     return planted_collective_bug_name(options_of(options).planted_bug);
+  }
+  // Its memory is the collective's to estimate (payload_bytes above).
+  uint64_t transfer_buffer_bytes(const std::any& /*options*/,
+                                 const TensorTransfer& /*transfer*/) const override {
+    return 0;
   }
   // Its IB buffers are written with RDMA writes; each message needs a receive.
   uint32_t receives_per_peer(const std::any& /*options*/) const override { return 0; }
