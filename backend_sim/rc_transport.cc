@@ -68,11 +68,14 @@ Completion consumed_receive(const SendWorkRequest& wr, uint64_t recv_wr_id) {
 // Copies the payload (empty in timing-only mode) to the receiver's memory and
 // tells the observer where an RDMA write landed.
 void place_payload(SimContext& context, SimMemorySpace& memory, uint32_t receiver,
-                   uint64_t dst_addr, const SendWorkRequest& wr,
-                   const std::vector<std::byte>& payload) {
-  if (!payload.empty()) {
+                   uint64_t dst_addr, const SendWorkRequest& wr, const HeldBytes& payload) {
+  if (payload.size() > 0) {
+    // The destination first: making it writable copies the held bytes aside
+    // when it overlaps them (a rank writing to itself), so they stay as read.
     std::span<std::byte> dst = memory.bytes_at(dst_addr, payload.size(), /*for_write=*/true);
-    if (!dst.empty()) std::memcpy(dst.data(), payload.data(), payload.size());
+    const std::span<const std::byte> src = payload.bytes();
+    TW_ASSERT_HOT(src.size() == payload.size());
+    if (!dst.empty()) std::memmove(dst.data(), src.data(), src.size());
   }
   if (wr.opcode != WorkOpcode::kSend && wr.local.length > 0 && context.observer != nullptr) {
     context.observer->on_remote_write_landed(receiver, dst_addr, wr.local.length,
@@ -94,8 +97,10 @@ RcTransport::RcTransport(SimContext& context, std::vector<SimMemorySpace*> memor
                          std::vector<MemoryRegistry*> registries)
     : context_(context), memories_(std::move(memories)), registries_(std::move(registries)),
       ports_(context, context.cluster.nodes, context.cluster.nic_bandwidth_bytes_per_s),
-      qps_(context.cluster.nodes, std::vector<QueuePair>(context.cluster.nodes)),
-      handlers_(context.cluster.nodes) {}
+      qps_(context.cluster.nodes), handlers_(context.cluster.nodes) {
+  // Built in place: a queue pair holds what its arrivals read (move-only).
+  for (std::vector<QueuePair>& row : qps_) row = std::vector<QueuePair>(context.cluster.nodes);
+}
 
 void RcTransport::set_handler(uint32_t rank, CompletionHandler handler) {
   handlers_[rank] = std::move(handler);
@@ -196,7 +201,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   Arrival arrival;
   arrival.seq = seq;
   arrival.wr = wr;
-  arrival.payload.assign(source.begin(), source.end());
+  if (!source.empty()) arrival.payload = memories_[rank]->hold_read(wr.local.addr, source.size());
   std::deque<Arrival>& arrivals = qps_[peer][rank].arrivals;
   TW_ASSERT_HOT_MSG(arrivals.empty() || arrivals.back().seq < seq, "arrivals queue in posting order");
   arrivals.push_back(std::move(arrival));
@@ -552,7 +557,8 @@ void RcTransport::digest(StateDigest& d) const {
       for (const Arrival& a : qp.arrivals) {
         d.add(a.seq).add(a.arrived ? 1 : 0).add(a.rnr_tries);
         add_request(a.wr);
-        d.add(std::string_view(reinterpret_cast<const char*>(a.payload.data()), a.payload.size()));
+        const std::span<const std::byte> payload = a.payload.bytes();
+        d.add(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()));
       }
     }
   }

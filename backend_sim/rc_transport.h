@@ -50,7 +50,9 @@ class RcTransport {
   struct Arrival {
     uint64_t seq = 0;  // the sender's work request
     SendWorkRequest wr;
-    std::vector<std::byte> payload;  // snapshot taken when the NIC read the source
+    // What the NIC read from the source when it put the request on the
+    // wire; copy-on-write for large messages (SimMemorySpace::hold_read).
+    HeldBytes payload;
     bool arrived = false;
     uint32_t rnr_tries = 0;
   };

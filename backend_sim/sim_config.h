@@ -16,6 +16,12 @@ struct SimOptions {
   uint64_t seed = 1;
   bool payload = true;  // false: timing-only, buffers have no bytes
   uint64_t payload_limit_bytes_per_rank = kDefaultPayloadLimitBytesPerRank;
+  // What every rank's memory together may hold in payload mode (allocations
+  // and the small buffers timing mode gives bytes): the machine's share the
+  // run may use. The command line sets it (--memory-limit, default a share
+  // of the machine's memory); a library caller gets no total limit.
+  static constexpr uint64_t kNoPayloadLimitBytesTotal = UINT64_MAX;
+  uint64_t payload_limit_bytes_total = kNoPayloadLimitBytesTotal;
 };
 
 }  // namespace tensorwire::sim

@@ -44,6 +44,9 @@ struct SimContext {
   std::vector<bool> crashed;
   // Registrations still to fail on each rank (an injected fault).
   std::vector<uint32_t> failing_registrations;
+  // Payload bytes every rank's memory holds together, against
+  // options.payload_limit_bytes_total (SimMemorySpace keeps it).
+  uint64_t payload_bytes_held_total = 0;
 
   TimeNs now() const { return events.now_ns(); }
   TimeNs cpu_ready_ns(uint32_t rank) const { return std::max(now(), cpu_free_ns[rank]); }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/assert.h"
+#include "core/units_format.h"
 
 namespace tensorwire::sim {
 namespace {
@@ -50,11 +51,8 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
     return Status(StatusCode::kResourceLimit,
                   where + "allocation of " + std::to_string(bytes) + " bytes is too large");
   }
-  const uint64_t limit_bytes = context_.options.payload_limit_bytes_per_rank;
-  if (context_.options.payload && (bytes > limit_bytes || payload_bytes_ > limit_bytes - bytes)) {
-    return Status(StatusCode::kResourceLimit,
-                  where + "payload mode holds at most " + std::to_string(limit_bytes) +
-                      " bytes per rank; run this scenario in timing mode");
+  if (context_.options.payload) {
+    if (Status st = check_payload_limits(bytes); !st.is_ok()) return st;
   }
   const uint64_t size = aligned_size(bytes);
   if (next_addr_[region] + size > (region + 2) * kRegionSpan) {
@@ -67,7 +65,7 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   Allocation a{buffer, {}, 0, {}, {}, {}};
   if (context_.options.payload) {
     a.bytes.resize(bytes);
-    payload_bytes_ += bytes;
+    add_payload_bytes(bytes);
     TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);
   }
   const bool fresh = allocations_.emplace(buffer.addr, std::move(a)).second;
@@ -79,9 +77,111 @@ void SimMemorySpace::free(const Buffer& buffer) {
   auto it = allocations_.find(buffer.addr);
   if (it == allocations_.end()) return;
   context_.events.use(SharedObject::memory(rank_, buffer.addr, aligned_size(it->second.buffer.length)));
-  TW_ASSERT_MSG(payload_bytes_ >= it->second.bytes.size(), "the bytes held never go negative");
-  payload_bytes_ -= it->second.bytes.size();
+  preserve_held(it->first, it->second.bytes.size());
+  const uint64_t held = it->second.bytes.size();
+  TW_ASSERT_MSG(payload_bytes_ >= held && context_.payload_bytes_held_total >= held,
+                "the bytes held never go negative");
+  payload_bytes_ -= held;
+  context_.payload_bytes_held_total -= held;
   allocations_.erase(it);
+}
+
+void SimMemorySpace::add_payload_bytes(uint64_t bytes) {
+  payload_bytes_ += bytes;
+  context_.payload_bytes_held_total += bytes;
+}
+
+// Payload mode holds real bytes: a scenario too big for the rank or for the
+// machine fails here, with what to do, rather than exhausting the machine.
+Status SimMemorySpace::check_payload_limits(uint64_t bytes) const {
+  const std::string where = "rank " + std::to_string(rank_) + ": ";
+  const std::string ask = "allocating " + format_bytes(bytes) + " (" + std::to_string(bytes) +
+                          " bytes)";
+  const uint64_t rank_limit_bytes = context_.options.payload_limit_bytes_per_rank;
+  if (bytes > rank_limit_bytes || payload_bytes_ > rank_limit_bytes - bytes) {
+    return Status(StatusCode::kResourceLimit,
+                  where + "payload mode holds at most " + std::to_string(rank_limit_bytes) +
+                      " bytes per rank; " + ask + " with " + format_bytes(payload_bytes_) +
+                      " held would pass it: run this scenario in timing mode");
+  }
+  const uint64_t total_limit_bytes = context_.options.payload_limit_bytes_total;
+  const uint64_t held_bytes = context_.payload_bytes_held_total;
+  if (bytes > total_limit_bytes || held_bytes > total_limit_bytes - bytes) {
+    return Status(StatusCode::kResourceLimit,
+                  where + "payload memory limit reached: all ranks together may hold " +
+                      format_bytes(total_limit_bytes) + " (" + std::to_string(total_limit_bytes) +
+                      " bytes); " + ask + " with " + format_bytes(held_bytes) +
+                      " held would pass it: run in timing mode ([run] mode = \"timing\", "
+                      "run --timing-only) or raise --memory-limit");
+  }
+  return Status::ok();
+}
+
+HeldBytes& HeldBytes::operator=(HeldBytes&& other) noexcept {
+  if (this != &other) {
+    reset();
+    memory_ = std::exchange(other.memory_, nullptr);
+    id_ = other.id_;
+    length_ = other.length_;
+  }
+  return *this;
+}
+
+std::span<const std::byte> HeldBytes::bytes() const {
+  return memory_ == nullptr ? std::span<const std::byte>() : memory_->held_bytes(id_);
+}
+
+void HeldBytes::reset() {
+  if (memory_ != nullptr) memory_->release_read(id_);
+  memory_ = nullptr;
+}
+
+std::span<std::byte> SimMemorySpace::raw_bytes(uint64_t addr, uint64_t length) const {
+  auto it = allocations_.upper_bound(addr);
+  if (it == allocations_.begin()) return {};
+  --it;
+  const Allocation& a = it->second;
+  if (!a.buffer.contains(addr, length) || a.bytes.size() != a.buffer.length) return {};
+  // The allocation's bytes are this memory's to hand out, as bytes_at does.
+  auto* data = const_cast<std::byte*>(a.bytes.data());
+  return {data + (addr - a.buffer.addr), length};
+}
+
+HeldBytes SimMemorySpace::hold_read(uint64_t addr, uint64_t length) {
+  const std::span<std::byte> now = raw_bytes(addr, length);
+  if (length == 0 || now.empty()) return {};
+  HeldRead held{addr, length, false, {}};
+  if (length < kCopyOnWriteMinBytes) {
+    held.copied = true;
+    held.copy.assign(now.begin(), now.end());
+  }
+  const uint64_t id = next_held_id_++;
+  held_.emplace(id, std::move(held));
+  return HeldBytes(*this, id, length);
+}
+
+std::span<const std::byte> SimMemorySpace::held_bytes(uint64_t id) const {
+  auto it = held_.find(id);
+  TW_ASSERT_MSG(it != held_.end(), "a held read is released only by its handle");
+  const HeldRead& h = it->second;
+  if (h.copied) return h.copy;
+  // Still in place: nothing changed the range, and nothing freed it (free
+  // would have copied it aside first).
+  const std::span<std::byte> in_place = raw_bytes(h.addr, h.length);
+  TW_ASSERT_MSG(in_place.size() == h.length, "a held range stays live until copied aside");
+  return in_place;
+}
+
+void SimMemorySpace::preserve_held(uint64_t addr, uint64_t length) {
+  if (length == 0) return;
+  for (auto& [id, h] : held_) {
+    if (h.copied || h.addr >= addr + length || addr >= h.addr + h.length) continue;
+    const std::span<std::byte> in_place = raw_bytes(h.addr, h.length);
+    TW_ASSERT_MSG(in_place.size() == h.length, "a held range stays live until copied aside");
+    h.copy.assign(in_place.begin(), in_place.end());
+    h.copied = true;
+    ++held_reads_copied_;
+  }
 }
 
 // The allocation that `buffer` is (or is part of): protocols carve pooled
@@ -111,7 +211,7 @@ bool SimMemorySpace::materialize(Allocation& a) {
   // An allocation holds all of its bytes or none (payload mode: all, from the start).
   TW_ASSERT(a.bytes.empty() && !context_.options.payload);
   a.bytes.resize(a.buffer.length);
-  payload_bytes_ += a.buffer.length;
+  add_payload_bytes(a.buffer.length);
   mark_written(a, 0, a.buffer.length);
   return true;
 }
@@ -142,7 +242,10 @@ std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bo
   Allocation& a = it->second;
   if (!a.buffer.contains(addr, length)) return {};
   if (a.bytes.size() != a.buffer.length && !(for_write && materialize(a))) return {};
-  if (for_write) mark_written(a, addr - a.buffer.addr, length);
+  if (for_write) {
+    preserve_held(addr, length);
+    mark_written(a, addr - a.buffer.addr, length);
+  }
   return std::span<std::byte>(a.bytes).subspan(addr - a.buffer.addr, length);
 }
 
@@ -151,7 +254,9 @@ std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {
   context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   Allocation* a = find_allocation(buffer);
   if (a == nullptr || !materialize(*a)) return {};
-  mark_written(*a, buffer.addr - a->buffer.addr, buffer.length);  // the caller may write
+  // The caller may write.
+  preserve_held(buffer.addr, buffer.length);
+  mark_written(*a, buffer.addr - a->buffer.addr, buffer.length);
   return std::span<std::byte>(a->bytes).subspan(buffer.addr - a->buffer.addr, buffer.length);
 }
 
@@ -185,6 +290,7 @@ Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Bu
   Allocation* s = find_allocation(src);
   TW_ASSERT_MSG(d != nullptr && s != nullptr, "check_range found both inside live allocations");
   if (bytes > 0 && !d->bytes.empty() && !s->bytes.empty()) {
+    preserve_held(dst.addr + dst_offset, bytes);
     mark_written(*d, (dst.addr - d->buffer.addr) + dst_offset, bytes);
     std::memmove(d->bytes.data() + (dst.addr - d->buffer.addr) + dst_offset,
                  s->bytes.data() + (src.addr - s->buffer.addr) + src_offset, bytes);
@@ -205,6 +311,7 @@ Status SimMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
   Allocation* a = find_allocation(buffer);
   TW_ASSERT_MSG(a != nullptr, "check_range found it inside a live allocation");
   if (!data.empty() && materialize(*a)) {
+    preserve_held(buffer.addr + offset, data.size());
     mark_written(*a, (buffer.addr - a->buffer.addr) + offset, data.size());
     std::memcpy(a->bytes.data() + (buffer.addr - a->buffer.addr) + offset, data.data(),
                 data.size());

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "backend_sim/sim_context.h"
@@ -16,6 +17,34 @@
 #include "core/state_digest.h"
 
 namespace tensorwire::sim {
+
+class SimMemorySpace;
+
+// Bytes the NIC read from one rank's memory at one instant, to be placed
+// later (when they land): a move-only handle on SimMemorySpace::hold_read's
+// record, which it releases. Empty when the range held no bytes.
+class HeldBytes {
+ public:
+  HeldBytes() = default;
+  HeldBytes(SimMemorySpace& memory, uint64_t id, uint64_t length)
+      : memory_(&memory), id_(id), length_(length) {}
+  HeldBytes(HeldBytes&& other) noexcept { *this = std::move(other); }
+  HeldBytes& operator=(HeldBytes&& other) noexcept;
+  HeldBytes(const HeldBytes&) = delete;
+  HeldBytes& operator=(const HeldBytes&) = delete;
+  ~HeldBytes() { reset(); }
+
+  // How many bytes are held (0: none).
+  uint64_t size() const { return memory_ == nullptr ? 0 : length_; }
+  // The bytes as they were when the NIC read them.
+  std::span<const std::byte> bytes() const;
+  void reset();
+
+ private:
+  SimMemorySpace* memory_ = nullptr;
+  uint64_t id_ = 0;
+  uint64_t length_ = 0;
+};
 
 class SimMemorySpace final : public MemorySpace {
  public:
@@ -42,6 +71,23 @@ class SimMemorySpace final : public MemorySpace {
   // Every allocation and its bytes: for model checkers' state caches.
   void digest(StateDigest& d) const;
   uint64_t payload_bytes_held() const { return payload_bytes_; }
+
+  // The NIC reads [addr, addr+length) of a live allocation now and places the
+  // bytes later, when they land. Copying them at once would hold a second
+  // copy of every large message in flight (a whole tensor per RDMA write), so
+  // a large range is copy-on-write: its bytes are copied aside only if the
+  // range is about to change (written, copied into, viewed by the CPU, freed)
+  // before the handle is released; until then they are read in place. A
+  // small range (a control message) is copied at once: cheap, and safe even
+  // against a protocol writing through a host view it kept. Either way the
+  // bytes delivered are those of the instant of the read.
+  HeldBytes hold_read(uint64_t addr, uint64_t length);
+  std::span<const std::byte> held_bytes(uint64_t id) const;
+  void release_read(uint64_t id) { held_.erase(id); }
+  // Reads held at once copied below this size (control messages, small tensors).
+  static constexpr uint64_t kCopyOnWriteMinBytes = 64ull << 10;
+  // Held reads whose bytes had to be copied aside (tests watch it).
+  uint64_t held_reads_copied() const { return held_reads_copied_; }
 
   // Largest allocation timing-only mode gives bytes: big enough for a control
   // ring of the largest control_ring_size a protocol accepts (4096 slots of
@@ -74,12 +120,31 @@ class SimMemorySpace final : public MemorySpace {
                      const char* what) const;
   Allocation* find_allocation(const Buffer& buffer);
   bool materialize(Allocation& a);
+  // Counts `bytes` more payload held by this rank and by all ranks together.
+  void add_payload_bytes(uint64_t bytes);
+  Status check_payload_limits(uint64_t bytes) const;
+  // The bytes of live memory at [addr, addr+length), without reporting a use
+  // (a held read's bytes are not an event's): empty when they are not there.
+  std::span<std::byte> raw_bytes(uint64_t addr, uint64_t length) const;
+  // [addr, addr+length) is about to change or go away: every held read that
+  // overlaps it and still reads in place gets its bytes copied aside now.
+  void preserve_held(uint64_t addr, uint64_t length);
+
+  struct HeldRead {
+    uint64_t addr = 0;
+    uint64_t length = 0;
+    bool copied = false;
+    std::vector<std::byte> copy;  // the bytes, once copied aside
+  };
 
   SimContext& context_;
   uint32_t rank_;
   std::map<uint64_t, Allocation> allocations_;  // by address
   std::vector<uint64_t> next_addr_;              // per address region (host, gpu0, gpu1, ...)
   uint64_t payload_bytes_ = 0;
+  std::map<uint64_t, HeldRead> held_;  // by id, in the order held
+  uint64_t next_held_id_ = 1;
+  uint64_t held_reads_copied_ = 0;
 };
 
 }  // namespace tensorwire::sim

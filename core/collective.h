@@ -101,6 +101,11 @@ class CollectiveProtocol {
                                  const CollectiveWorkloadLimits& limits) const = 0;
   // What progress counts, for progress bars ("destinations").
   virtual std::string_view progress_unit() const = 0;
+  // The bytes a payload-mode run of `workload` (what read_workload returned)
+  // holds in memory over all ranks: every instance and the protocol's own
+  // buffers. An estimate made before a run, so that one too big for the
+  // machine is refused before anything is allocated.
+  virtual uint64_t payload_bytes(const std::any& workload, const Cluster& cluster) const = 0;
   // Runs the operation in `world` until it is idle, checking as it goes.
   virtual CollectiveOutcome run(CollectiveWorld& world, const CollectiveRequest& request) const = 0;
 };

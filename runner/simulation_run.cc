@@ -11,13 +11,16 @@ namespace tensorwire {
 namespace {
 
 // The simulator's options for a run: the seed and mode settled in the report
-// header, the scenario's payload limit where it sets one.
+// header, the scenario's payload limits where it sets them.
 sim::SimOptions sim_options_of(const Scenario& scenario, const RunReport& report) {
   sim::SimOptions sim_options;
   sim_options.seed = report.seed;
   sim_options.payload = report.payload;
   if (scenario.payload_limit_bytes_per_rank > 0) {
     sim_options.payload_limit_bytes_per_rank = scenario.payload_limit_bytes_per_rank;
+  }
+  if (scenario.payload_limit_bytes_total > 0) {
+    sim_options.payload_limit_bytes_total = scenario.payload_limit_bytes_total;
   }
   return sim_options;
 }

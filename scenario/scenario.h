@@ -23,6 +23,11 @@ struct Scenario {
   // What one rank's memory may hold in payload mode; 0: the backend's default.
   // Reaching it is a limit of the harness (bad input), never a protocol error.
   uint64_t payload_limit_bytes_per_rank = 0;
+  // What all ranks' memory together may hold in payload mode; 0: no limit.
+  // The command line sets it (--memory-limit); it travels with the scenario
+  // so that every run made of it (the model checker's executions and replays
+  // included) is bounded alike.
+  uint64_t payload_limit_bytes_total = 0;
   Cluster cluster;
   // [protocol]: a registered protocol's name and its options.
   ProtocolConfig protocol = default_protocol_config();

@@ -11,6 +11,7 @@ packages=(
   perftest iproute2
   clang-tidy-14  # tests/layering: the function_length test (.clang-tidy)
   clang-14 libclang-rt-14-dev  # tests/fuzz: libFuzzer targets (scripts/fuzz.sh)
+  time           # /usr/bin/time -v: peak memory in docs/PERFORMANCE.md
 )
 
 missing=()

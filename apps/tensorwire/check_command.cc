@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/memory_limit.h"
 #include "apps/tensorwire/option_checks.h"
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/run_command.h"
@@ -16,6 +17,7 @@
 #include "model/schedule_file.h"
 #include "model/schedule_replay.h"
 #include "report/check_summary.h"
+#include "runner/payload_estimate.h"
 #include "report/chrome_trace_writer.h"
 #include "report/content_hash.h"
 #include "report/progress_bar.h"
@@ -149,6 +151,7 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
                         (owners.empty() ? std::string("none") : owners.substr(2)) + ")")
       ->check(CLI::IsMember(bugs))
       ->type_name("NAME");
+  add_memory_limit_option(*check, args.memory_limit);
   return check;
 }
 
@@ -257,6 +260,24 @@ int refuse_unchecked_scenario(const CheckArgs& args, const model::Execution& run
   return kExitBadInput;
 }
 
+// The checker runs every execution in payload mode, whatever the scenario's
+// [run] mode: each is bounded by --memory-limit, and a scenario estimated
+// above it is refused before anything is allocated (false, after an error).
+bool bound_payload_memory(const CheckArgs& args, Scenario& scenario, std::ostream& out,
+                          std::ostream& err) {
+  const uint64_t limit_bytes = memory_limit_bytes(args.memory_limit);
+  scenario.payload_limit_bytes_total = limit_bytes;
+  const uint64_t estimate_bytes = payload_bytes_estimate(scenario);
+  if (payload_memory_fits(estimate_bytes, limit_bytes, out)) return true;
+  err << kErrorPrefix << "'" << args.scenario_path
+      << "' cannot be checked as it is (not a protocol bug; no counterexample written):\n  "
+      << over_limit_text(estimate_bytes, limit_bytes, !args.memory_limit.empty())
+      << "\n  (the checker runs in payload mode, moving and checking real bytes whatever the "
+         "scenario's [run] mode: check a smaller scenario, such as scenarios/model_*.toml, or "
+         "raise --memory-limit)\n";
+  return false;
+}
+
 // Writes the counterexample: the schedule, and a trace of re-running it.
 int write_counterexample(const CheckArgs& args, const Scenario& scenario,
                          const model::ScenarioIdentity& identity,
@@ -331,6 +352,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
         << "' runs \"" << scenario.protocol.name << "\"\n";
     return kExitBadInput;
   }
+  if (!bound_payload_memory(args, scenario, out, err)) return kExitBadInput;
   model::CheckOptions options = check_options_of(args, scenario);
   const model::ScenarioIdentity identity = scenario_identity(args.scenario_path, scenario);
   Finding finding;

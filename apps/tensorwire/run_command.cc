@@ -4,11 +4,13 @@
 #include <exception>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <system_error>
 #include <utility>
 
 #include "apps/tensorwire/exit_codes.h"
+#include "apps/tensorwire/memory_limit.h"
 #include "apps/tensorwire/option_checks.h"
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/scenario_argument.h"
@@ -20,6 +22,7 @@
 #include "report/results_json.h"
 #include "report/summary.h"
 #include "core/units_format.h"
+#include "runner/payload_estimate.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
 
@@ -145,6 +148,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
       ->check(non_empty_value());
   run->add_flag("--timing-only", args.timing_only,
                 "Simulate timing only: move no payload bytes (for large scenarios)");
+  add_memory_limit_option(*run, args.memory_limit);
   return run;
 }
 
@@ -219,9 +223,30 @@ std::string progress_unit_of(const Scenario& scenario) {
   return collective != nullptr ? std::string(collective->progress_unit()) : "steps";
 }
 
+// Bounds what a payload-mode run may hold (--memory-limit) and estimates it
+// before anything is allocated: the estimate when it is large, or an error
+// when it passes the limit (then false: the run must not start).
+bool bound_payload_memory(const RunArgs& args, const std::string& path, bool payload,
+                          Scenario& scenario, std::ostream& out, std::ostream& err) {
+  const uint64_t limit_bytes = memory_limit_bytes(args.memory_limit);
+  scenario.payload_limit_bytes_total = limit_bytes;
+  if (!payload) return true;
+  const uint64_t estimate_bytes = payload_bytes_estimate(scenario);
+  if (payload_memory_fits(estimate_bytes, limit_bytes, out)) return true;
+  err << kErrorPrefix << "'" << path << "' is too big to run in payload mode here: "
+      << over_limit_text(estimate_bytes, limit_bytes, !args.memory_limit.empty())
+      << "; run it in timing mode ([run] mode = \"timing\", or --timing-only) or raise "
+         "--memory-limit\n";
+  return false;
+}
+
 }  // namespace
 
 int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool progress) {
+  if (args.backend == "verbs" && !args.memory_limit.empty()) {
+    err << kErrorPrefix << "--memory-limit applies to the simulator (--backend sim) only\n";
+    return kExitBadInput;
+  }
   if (args.backend == "verbs") return verbs_run_command(args, out, err);
   if (args.backend != "sim") {
     err << kErrorPrefix << "--backend must be 'sim' or 'verbs', not '" << args.backend << "'\n";
@@ -236,6 +261,9 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
   std::optional<Scenario> loaded = load_scenario_argument(path, err);
   if (!loaded) return kExitBadInput;
   Scenario& scenario = *loaded;
+  const bool payload = scenario.payload && !args.timing_only;
+  std::ostringstream estimate;
+  if (!bound_payload_memory(args, path, payload, scenario, estimate, err)) return kExitBadInput;
   std::optional<RunOutputs> outputs = open_run_outputs(args, path, err);
   if (!outputs) return kExitBadInput;
   SimulationOptions options;
@@ -243,12 +271,11 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
   options.has_seed = args.has_seed;
   options.seed = args.seed;
   const uint64_t seed = args.has_seed ? args.seed : scenario.seed;
-  const bool payload = scenario.payload && !args.timing_only;
   // The seed goes out before the run starts, so a run that never ends can
   // still be replayed.
   out << "tensorwire run " << path << " --seed " << seed << (payload ? "" : " --timing-only")
       << "\n"
-      << std::flush;
+      << estimate.str() << std::flush;
 
   report::ChromeTraceWriter chrome_trace;
   NullTraceSink null_trace;

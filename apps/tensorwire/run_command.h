@@ -1,5 +1,5 @@
 // `tensorwire run [SCENARIO] [--seed N] [--trace FILE] [--json FILE]
-// [--timing-only]`: load a scenario, run it on the simulator, print the
+// [--timing-only] [--memory-limit SIZE]`: load a scenario, run it on the simulator, print the
 // summary, write the requested files. Returns an exit code (exit_codes.h).
 #pragma once
 
@@ -36,6 +36,7 @@ struct RunArgs {
   std::string trace_path;     // empty: no trace
   std::string json_path;      // empty: no results JSON
   bool timing_only = false;
+  std::string memory_limit;   // --memory-limit as typed (checked); empty: the default
   std::string backend = "sim";  // "sim" | "verbs"
   VerbsArgs verbs;
 };

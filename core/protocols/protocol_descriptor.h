@@ -18,6 +18,7 @@
 #include "core/rank_env.h"
 #include "core/rendezvous.h"
 #include "core/status.h"
+#include "core/workload/workload.h"
 
 namespace tensorwire {
 
@@ -63,6 +64,14 @@ class ProtocolDescriptor {
   // rank's instance (index = rank) in view. nullptr when the protocol adds none.
   virtual std::unique_ptr<ProtocolInvariants> make_invariants(
       std::vector<const Rendezvous*> ranks) const = 0;
+
+  // Point-to-point protocols, for payload-mode memory estimates made before a
+  // run: the bytes of the protocol's own buffers (clones, staging buffers,
+  // host proxies) it may hold at once for `transfer`, at most, beside the
+  // source the application sends from and the destination it receives into.
+  // Collectives: 0 (CollectiveProtocol::payload_bytes says it all).
+  virtual uint64_t transfer_buffer_bytes(const std::any& options,
+                                         const TensorTransfer& transfer) const = 0;
 
   // Collective protocols: how they read their [workload] table and run the
   // operation in a backend's world (core/collective.h). nullptr for

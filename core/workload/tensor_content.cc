@@ -1,5 +1,8 @@
 #include "core/workload/tensor_content.h"
 
+#include <array>
+#include <cstring>
+
 #include "core/splitmix64.h"
 
 namespace tensorwire {
@@ -11,7 +14,7 @@ uint64_t content_word(uint64_t key, uint64_t i) {
   return splitmix64(state);
 }
 
-std::byte content_byte(uint64_t key, size_t offset) {
+std::byte content_byte(uint64_t key, uint64_t offset) {
   return static_cast<std::byte>(content_word(key, offset / 8) >> (8 * (offset % 8)));
 }
 
@@ -27,42 +30,40 @@ uint64_t content_key(uint64_t seed, uint64_t step_id, std::string_view name) {
   return splitmix64(state);
 }
 
-void fill_content(uint64_t key, std::span<std::byte> out) {
-  size_t i = 0;
-  for (; i + 8 <= out.size(); i += 8) {
-    uint64_t w = content_word(key, i / 8);
-    for (size_t b = 0; b < 8; ++b) out[i + b] = static_cast<std::byte>(w >> (8 * b));
-  }
-  for (; i < out.size(); ++i) out[i] = content_byte(key, i);
-}
+void fill_content(uint64_t key, std::span<std::byte> out) { fill_content_at(key, 0, out); }
 
 size_t first_content_mismatch(uint64_t key, std::span<const std::byte> data) {
-  for (size_t i = 0; i < data.size(); i += 8) {
-    uint64_t w = content_word(key, i / 8);
-    for (size_t b = 0; b < 8 && i + b < data.size(); ++b) {
-      if (data[i + b] != static_cast<std::byte>(w >> (8 * b))) return i + b;
-    }
-  }
-  return data.size();
+  return first_content_mismatch_at(key, 0, data);
 }
 
+// Byte by byte up to a word boundary of the content, then a word at a time:
+// the harness fills and checks every payload byte, so this loop is hot.
 void fill_content_at(uint64_t key, uint64_t offset, std::span<std::byte> out) {
-  for (size_t i = 0; i < out.size();) {
-    const uint64_t at = offset + i;
-    const uint64_t w = content_word(key, at / 8);
-    for (uint64_t b = at % 8; b < 8 && i < out.size(); ++b, ++i) {
-      out[i] = static_cast<std::byte>(w >> (8 * b));
-    }
+  size_t i = 0;
+  for (; i < out.size() && (offset + i) % 8 != 0; ++i) out[i] = content_byte(key, offset + i);
+  for (; i + 8 <= out.size(); i += 8) {
+    const uint64_t w = content_word(key, (offset + i) / 8);
+    for (size_t b = 0; b < 8; ++b) out[i + b] = static_cast<std::byte>(w >> (8 * b));
   }
+  for (; i < out.size(); ++i) out[i] = content_byte(key, offset + i);
 }
 
 size_t first_content_mismatch_at(uint64_t key, uint64_t offset, std::span<const std::byte> data) {
-  for (size_t i = 0; i < data.size();) {
-    const uint64_t at = offset + i;
-    const uint64_t w = content_word(key, at / 8);
-    for (uint64_t b = at % 8; b < 8 && i < data.size(); ++b, ++i) {
-      if (data[i] != static_cast<std::byte>(w >> (8 * b))) return i;
+  size_t i = 0;
+  for (; i < data.size() && (offset + i) % 8 != 0; ++i) {
+    if (data[i] != content_byte(key, offset + i)) return i;
+  }
+  for (; i + 8 <= data.size(); i += 8) {
+    const uint64_t w = content_word(key, (offset + i) / 8);
+    std::array<std::byte, 8> expected{};
+    for (size_t b = 0; b < 8; ++b) expected[b] = static_cast<std::byte>(w >> (8 * b));
+    if (std::memcmp(expected.data(), data.data() + i, 8) == 0) continue;
+    for (size_t b = 0; b < 8; ++b) {
+      if (data[i + b] != expected[b]) return i + b;
     }
+  }
+  for (; i < data.size(); ++i) {
+    if (data[i] != content_byte(key, offset + i)) return i;
   }
   return data.size();
 }

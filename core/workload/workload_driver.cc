@@ -1,6 +1,9 @@
 #include "core/workload/workload_driver.h"
 
+#include <algorithm>
 #include <optional>
+#include <span>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -23,6 +26,51 @@ struct WorkloadDriver::SourceKey {
   auto tie() const { return std::tie(rank, name, kind, device, bytes); }
   bool operator<(const SourceKey& o) const { return tie() < o.tie(); }
 };
+
+namespace {
+
+// The harness fills, checks and scribbles over tensors a piece at a time: it
+// holds one piece beside the tensor, never a second copy of it (a 2 GiB
+// tensor would otherwise cost 2 GiB more per buffer the harness touches).
+constexpr uint64_t kContentPieceBytes = 16ull << 20;
+
+// Writes tensor content `key` over `buffer`; the first failure stops it.
+Status fill_in_pieces(MemorySpace& memory, const Buffer& buffer, uint64_t key,
+                      std::vector<std::byte>& piece) {
+  for (uint64_t at = 0; at < buffer.length; at += kContentPieceBytes) {
+    piece.resize(std::min(kContentPieceBytes, buffer.length - at));
+    fill_content_at(key, at, piece);
+    if (Status st = memory.write_bytes(buffer, at, piece); !st.is_ok()) return st;
+  }
+  return Status::ok();
+}
+
+// Writes `value` over every byte of `buffer`.
+void scribble_in_pieces(MemorySpace& memory, const Buffer& buffer, std::byte value,
+                        std::vector<std::byte>& piece) {
+  piece.assign(std::min(kContentPieceBytes, buffer.length), value);
+  for (uint64_t at = 0; at < buffer.length; at += piece.size()) {
+    const uint64_t n = std::min<uint64_t>(piece.size(), buffer.length - at);
+    if (!memory.write_bytes(buffer, at, std::span<const std::byte>(piece).first(n)).is_ok()) return;
+  }
+}
+
+// Why the first `bytes` of `buffer` are not content `key` (empty when they are).
+std::string content_problem(MemorySpace& memory, const Buffer& buffer, uint64_t bytes,
+                            uint64_t key, std::vector<std::byte>& piece) {
+  TW_ASSERT_MSG(buffer.length >= bytes, "the caller checked the buffer holds the tensor");
+  for (uint64_t at = 0; at < bytes; at += kContentPieceBytes) {
+    piece.resize(std::min(kContentPieceBytes, bytes - at));
+    if (Status st = memory.read_bytes(buffer, at, piece); !st.is_ok()) {
+      return "cannot read result: " + st.to_string();
+    }
+    const size_t bad = first_content_mismatch_at(key, at, piece);
+    if (bad != piece.size()) return "content differs at byte " + std::to_string(at + bad);
+  }
+  return "";
+}
+
+}  // namespace
 
 class WorkloadDriver::Impl {
  public:
@@ -210,9 +258,7 @@ class WorkloadDriver::Impl {
     }
     tensor.buffer = it->second;
     if (memory.holds_payload() && bytes > 0) {
-      scratch_.resize(bytes);
-      fill_content(key, scratch_);
-      Status st = memory.write_bytes(tensor.buffer, 0, scratch_);
+      Status st = fill_in_pieces(memory, tensor.buffer, key, piece_);
       (void)st;  // a failed fill shows up as a content mismatch at the receiver
     }
     return tensor;
@@ -244,8 +290,7 @@ class WorkloadDriver::Impl {
                                if (source_generation_[sk] != generation) return;
                                if (!memory.holds_payload() || buffer.length == 0) return;
                                if (!released_ && sources_.count(sk) != 0) {
-                                 scribble_.assign(buffer.length, std::byte{0xa5});
-                                 (void)memory.write_bytes(buffer, 0, scribble_);
+                                 scribble_in_pieces(memory, buffer, std::byte{0xa5}, piece_);
                                }
                              });
     }
@@ -318,14 +363,7 @@ class WorkloadDriver::Impl {
         why = std::string("result in ") + memory_kind_name(got.buffer.kind) + ", wanted " +
               memory_kind_name(t.dst_kind);
       } else if (memory.holds_payload() && tr.bytes > 0) {
-        scratch_.resize(tr.bytes);
-        Status st = memory.read_bytes(got.buffer, 0, scratch_);
-        size_t at = st.is_ok() ? first_content_mismatch(key, scratch_) : 0;
-        if (!st.is_ok()) {
-          why = "cannot read result: " + st.to_string();
-        } else if (at != scratch_.size()) {
-          why = "content differs at byte " + std::to_string(at);
-        }
+        why = content_problem(memory, got.buffer, tr.bytes, key, piece_);
       }
     }
     if (why.empty()) {
@@ -397,8 +435,7 @@ class WorkloadDriver::Impl {
   std::vector<Rendezvous*> rdv_;
   std::map<SourceKey, Buffer> sources_;
   std::map<SourceKey, uint64_t> source_generation_;  // Sends of each source so far
-  std::vector<std::byte> scratch_;
-  std::vector<std::byte> scribble_;
+  std::vector<std::byte> piece_;  // one piece of a tensor being filled, checked or scribbled over
   bool released_ = false;
   bool phase_open_ = false;  // between start_phase and finish_phase
   std::vector<RecvSlot> slots_;

@@ -302,6 +302,56 @@ TEST_F(TensorwireCli, TimingOnlyRunsWithoutPayload) {
   EXPECT_EQ(nlohmann::json::parse(read_file(path("t.json"))).at("mode"), "timing");
 }
 
+// Issue 18: check runs in payload mode whatever the scenario's [run] mode,
+// so a timing-mode scenario too big for the memory limit (broadcast_8x4:
+// 33 GiB of instances) is refused before anything is allocated, as bad input
+// naming the estimate, the limit and the flag, with no counterexample.
+TEST_F(TensorwireCli, CheckRefusesAScenarioAboveTheMemoryLimitUpFront) {
+  const std::string big = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/broadcast_8x4.toml";
+  const CliRun r = run("check " + quoted(big) + " --memory-limit 16GiB", dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  for (const char* part : {"cannot be checked as it is", "not a protocol bug",
+                           "payload memory: about 33.", "16.0 GiB", "--memory-limit"}) {
+    EXPECT_TRUE(contains(r.err, part)) << part << " missing from:\n" << r.err;
+  }
+  EXPECT_FALSE(contains(r.out, "schedules")) << "nothing ran:\n" << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "tensorwire-check.schedule"));
+
+  const CliRun small = run("check " + quoted(kQuickstart) + " --memory-limit 1KiB", dir_);
+  EXPECT_EQ(small.exit_code, 2) << small.out << small.err;
+  EXPECT_TRUE(contains(small.err, "cannot be checked as it is")) << small.err;
+  EXPECT_TRUE(contains(small.err, "above the memory limit of 1.00 KiB (--memory-limit)")) << small.err;
+  EXPECT_FALSE(fs::exists(dir_ / "tensorwire-check.schedule"));
+}
+
+TEST_F(TensorwireCli, RunRefusesAPayloadRunAboveTheMemoryLimit) {
+  const CliRun r = run("run " + quoted(kQuickstart) + " --memory-limit 1KiB --json " +
+                       quoted(path("r.json").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  for (const char* part : {"too big to run in payload mode", "payload memory: about",
+                           "1.00 KiB (--memory-limit)", "timing mode"}) {
+    EXPECT_TRUE(contains(r.err, part)) << part << " missing from:\n" << r.err;
+  }
+  EXPECT_FALSE(fs::exists(path("r.json"))) << "refused before anything ran";
+  // Timing mode holds no tensor bytes: the same limit lets it run.
+  EXPECT_EQ(run("run " + quoted(kQuickstart) + " --memory-limit 1KiB --timing-only").exit_code, 0);
+  // A limit above the estimate runs as before.
+  EXPECT_EQ(run("run " + quoted(kQuickstart) + " --memory-limit 1GiB").exit_code, 0);
+}
+
+TEST_F(TensorwireCli, ABadMemoryLimitIsBadInputNamingTheFlag) {
+  for (const char* bad : {"0", "lots", "-5", "1.5B", "12parsecs", "''"}) {
+    for (const std::string& command : {"run " + quoted(kQuickstart), "check " + quoted(kQuickstart)}) {
+      const CliRun r = run(command + " --memory-limit " + bad);
+      EXPECT_EQ(r.exit_code, 2) << command << " " << bad << "\n" << r.out << r.err;
+      EXPECT_TRUE(contains(r.err, "--memory-limit")) << bad << ": " << r.err;
+    }
+  }
+  const CliRun verbs = run("run " + quoted(kQuickstart) + " --backend verbs --memory-limit 1GiB");
+  EXPECT_EQ(verbs.exit_code, 2) << verbs.err;
+  EXPECT_TRUE(contains(verbs.err, "--memory-limit applies to the simulator")) << verbs.err;
+}
+
 const std::string kBroadcastMixed =
     std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/broadcast_mixed.toml";
 

@@ -3,8 +3,11 @@
 // crashed rank). The NIC contract's semantics both backends share (order,
 // length, protection and access errors, flushes, queue depth, RNR without
 // retries) are the conformance suite's: tests/nic_conformance/.
+#include <vector>
+
 #include <gtest/gtest.h>
 
+#include "backend_sim/sim_memory.h"
 #include "tests/backend_sim/sim_fixture.h"
 
 namespace tensorwire::sim::testing {
@@ -55,6 +58,80 @@ TEST(RcSemantics, ReceiverNotReadyFailsOnlyAfterItsFiniteRetries) {
   EXPECT_GE(f.completions(0)[0].at_ns, first_try_ns + 20'000);
   EXPECT_EQ(f.sim().stats(0).rnr_retries, 3u);
   EXPECT_EQ(f.sim().stats(0).completions_error, 1u);
+}
+
+// The NIC reads a write's source when the request goes on the wire; the
+// bytes land later. A large source is not copied then (copy-on-write,
+// SimMemorySpace::hold_read): a change to it, or its free, before the bytes
+// land copies it aside first, so the receiver always gets the bytes as they
+// were when read; a source left alone is never copied.
+class HeldWrite {
+ public:
+  explicit HeldWrite(uint32_t bytes) : f_(slow_wire()), bytes_(bytes) {
+    src_ = f_.region(0, bytes, Access::kNone);
+    dst_ = f_.region(1, bytes, kRw);
+    std::vector<std::byte> content(bytes);
+    for (uint32_t i = 0; i < bytes; ++i) content[i] = static_cast<std::byte>(i * 7 + 1);
+    EXPECT_TRUE(f_.env(0).memory.write_bytes(f_.buffer_of(src_), 0, content).is_ok());
+    sent_ = content;
+    EXPECT_TRUE(f_.write(0, 1, src_, dst_, bytes).is_ok());
+    // On the wire (the NIC read the source at once: registration is free
+    // here), not landed (a millisecond of latency).
+    f_.sim().run_until(f_.sim().now_ns() + 1000);
+  }
+  static Cluster slow_wire() {
+    Cluster c = two_nodes();
+    c.registration_base_ns = 0;
+    c.registration_per_page_ns = 0;
+    c.nic_latency_ns = 1000 * 1000;
+    return c;
+  }
+  SimFixture& f() { return f_; }
+  Buffer source() { return f_.buffer_of(src_); }
+  std::vector<std::byte> landed() {
+    f_.sim().run();
+    std::vector<std::byte> got(bytes_);
+    EXPECT_TRUE(f_.env(1).memory.read_bytes(f_.buffer_of(dst_), 0, got).is_ok());
+    return got;
+  }
+  uint64_t copied() { return dynamic_cast<SimMemorySpace&>(f_.env(0).memory).held_reads_copied(); }
+  const std::vector<std::byte>& sent() const { return sent_; }
+
+ private:
+  SimFixture f_;
+  uint32_t bytes_;
+  MemoryRegion src_;
+  MemoryRegion dst_;
+  std::vector<std::byte> sent_;
+};
+
+TEST(RcSemantics, AWriteDeliversItsSourceAsTheNicReadItWithoutCopyingIt) {
+  HeldWrite w(1 << 20);
+  EXPECT_EQ(w.landed(), w.sent());
+  EXPECT_EQ(w.copied(), 0u) << "a source nobody touched is read in place";
+}
+
+TEST(RcSemantics, ASourceOverwrittenWhileOnTheWireStillDeliversWhatWasRead) {
+  HeldWrite w(1 << 20);
+  const std::vector<std::byte> scribble(1 << 20, std::byte{0xa5});
+  ASSERT_TRUE(w.f().env(0).memory.write_bytes(w.source(), 0, scribble).is_ok());
+  EXPECT_EQ(w.landed(), w.sent());
+  EXPECT_EQ(w.copied(), 1u);
+}
+
+TEST(RcSemantics, ASourceFreedWhileOnTheWireStillDeliversWhatWasRead) {
+  HeldWrite w(1 << 20);
+  w.f().env(0).memory.free(w.source());
+  EXPECT_EQ(w.landed(), w.sent());
+  EXPECT_EQ(w.copied(), 1u);
+}
+
+TEST(RcSemantics, ASmallSourceIsCopiedWhenReadAndStaysAsRead) {
+  HeldWrite w(4096);
+  const std::vector<std::byte> scribble(4096, std::byte{0xa5});
+  ASSERT_TRUE(w.f().env(0).memory.write_bytes(w.source(), 0, scribble).is_ok());
+  EXPECT_EQ(w.landed(), w.sent());
+  EXPECT_EQ(w.copied(), 0u) << "copied when read, not on the write";
 }
 
 TEST(RcSemantics, BrokenQueuePairFlushesBothEnds) {

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -37,7 +38,9 @@ class RecordingTraceSink final : public TraceSink {
 class SimFixture {
  public:
   explicit SimFixture(Cluster cluster, bool payload = true, TraceSink* trace = nullptr)
-      : sim_(std::make_unique<Simulator>(cluster, SimOptions{1, payload},
+      : SimFixture(std::move(cluster), options_of(payload), trace) {}
+  SimFixture(Cluster cluster, SimOptions options, TraceSink* trace = nullptr)
+      : sim_(std::make_unique<Simulator>(cluster, options,
                                          trace != nullptr ? *trace : null_trace_)),
         completions_(cluster.nodes) {
     for (RankId r = 0; r < cluster.nodes; ++r) {
@@ -88,6 +91,11 @@ class SimFixture {
   }
 
  private:
+  static SimOptions options_of(bool payload) {
+    SimOptions options;
+    options.payload = payload;
+    return options;
+  }
   NullTraceSink null_trace_;
   std::unique_ptr<Simulator> sim_;
   std::vector<std::vector<Recorded>> completions_;

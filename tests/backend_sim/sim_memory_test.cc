@@ -101,6 +101,30 @@ TEST(SimMemory, PayloadModeRefusesMoreThanItsLimit) {
   EXPECT_NE(huge.status().message().find("timing"), std::string::npos);
 }
 
+// The limit over all ranks (--memory-limit): what one rank holds counts
+// against what another may allocate, the error names the limit, the bytes
+// asked and held and what to do, and freeing makes room again.
+TEST(SimMemory, PayloadModeRefusesMoreThanItsTotalLimitOverAllRanks) {
+  SimOptions options;
+  options.payload_limit_bytes_total = 1 << 20;
+  SimFixture f(with_gpus(), options);
+  Buffer first = *f.env(0).memory.allocate(MemoryKind::kHostPinned, 0, 600 << 10);
+  Result<Buffer> second = f.env(1).memory.allocate(MemoryKind::kHostPinned, 0, 600 << 10);
+  ASSERT_FALSE(second.is_ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kResourceLimit);
+  const std::string why = second.status().message();
+  for (const char* part : {"rank 1", "1048576 bytes", "614400 bytes", "600 KiB held",
+                           "timing mode", "--memory-limit"}) {
+    EXPECT_NE(why.find(part), std::string::npos) << part << " missing from: " << why;
+  }
+  f.env(0).memory.free(first);
+  EXPECT_TRUE(f.env(1).memory.allocate(MemoryKind::kHostPinned, 0, 600 << 10).is_ok());
+  // Timing-only mode holds no tensor bytes: the limit does not apply to them.
+  options.payload = false;
+  SimFixture timing(with_gpus(), options);
+  EXPECT_TRUE(timing.env(0).memory.allocate(MemoryKind::kHostPinned, 0, 1ull << 36).is_ok());
+}
+
 TEST(SimCopyEngine, CopiesBetweenHostAndDeviceAndRejectsRangesOutsideABuffer) {
   SimFixture f(with_gpus());
   RankEnv e = f.env(0);

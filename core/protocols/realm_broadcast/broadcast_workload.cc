@@ -105,13 +105,18 @@ BroadcastOptions read_options(const OptionReader& r) {
 }
 
 // Payload mode holds every instance's bytes and the IB pools in memory.
-void check_payload_memory(const OptionReader& r, const BroadcastWorkload& w,
-                          const TransferGraph& plan, uint64_t max_bytes_per_node) {
+std::map<uint32_t, uint64_t> payload_bytes_by_node(const BroadcastWorkload& w,
+                                                   const TransferGraph& plan) {
   std::map<uint32_t, uint64_t> per_node;
   per_node[w.source.node] += w.bytes;
   for (const MemoryId& d : w.destinations) per_node[d.node] += w.bytes;
   for (const auto& [memory, ib_bytes] : plan.ib_bytes_by_memory()) per_node[memory.node] += ib_bytes;
-  for (const auto& [node, bytes] : per_node) {
+  return per_node;
+}
+
+void check_payload_memory(const OptionReader& r, const BroadcastWorkload& w,
+                          const TransferGraph& plan, uint64_t max_bytes_per_node) {
+  for (const auto& [node, bytes] : payload_bytes_by_node(w, plan)) {
     if (bytes <= max_bytes_per_node) continue;
     r.fail("bytes", "node" + std::to_string(node) + " would hold " + std::to_string(bytes >> 20) +
                         " MiB of instances and IB buffers; payload mode allows " +
@@ -172,6 +177,16 @@ BroadcastWorkload read_broadcast_workload(const OptionReader& r, const Cluster& 
   if (!plan) r.fail(present(r, "ib_pool_size") ? "ib_pool_size" : "kind", plan.status().message());
   if (limits.payload) check_payload_memory(r, w, *plan, limits.max_payload_bytes_per_node);
   return w;
+}
+
+std::map<uint32_t, uint64_t> broadcast_payload_bytes_by_node(const BroadcastWorkload& w,
+                                                             const Cluster& cluster) {
+  // Planned again: the workload keeps what was asked, not the plan. The
+  // loader planned it already, so this plan succeeds.
+  ClusterTopology topology(cluster);
+  Result<TransferGraph> plan = plan_broadcast(topology, w.source, w.destinations, w.bytes, w.options);
+  TW_ASSERT_MSG(plan.is_ok(), "a workload the loader read can be planned");
+  return payload_bytes_by_node(w, *plan);
 }
 
 const BroadcastWorkload& workload_of(const std::any& workload) {

@@ -11,6 +11,7 @@
 
 #include <any>
 #include <cstdint>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +42,12 @@ BroadcastWorkload read_broadcast_workload(const OptionReader& reader, const Clus
 
 // "node3/gpu1" or "node3/host" within the cluster; an error says what is wrong.
 Result<MemoryId> parse_memory_id(std::string_view spec, const Cluster& cluster);
+
+// What a payload-mode run holds on each node (instances and IB buffers), by
+// node: what the loader checks against its per-node bound, and, summed, the
+// estimate made before a run (CollectiveProtocol::payload_bytes).
+std::map<uint32_t, uint64_t> broadcast_payload_bytes_by_node(const BroadcastWorkload& w,
+                                                             const Cluster& cluster);
 
 // The workload inside a CollectiveRequest's std::any (asserts the type).
 const BroadcastWorkload& workload_of(const std::any& workload);

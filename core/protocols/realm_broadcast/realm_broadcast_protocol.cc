@@ -19,6 +19,13 @@ class RealmBroadcastCollective final : public CollectiveProtocol {
   }
   // A destination holding every byte is one unit of progress.
   std::string_view progress_unit() const override { return "destinations"; }
+  uint64_t payload_bytes(const std::any& workload, const Cluster& cluster) const override {
+    uint64_t total = 0;
+    for (const auto& [node, bytes] : broadcast_payload_bytes_by_node(workload_of(workload), cluster)) {
+      total += bytes;
+    }
+    return total;
+  }
   CollectiveOutcome run(CollectiveWorld& world, const CollectiveRequest& request) const override {
     return run_broadcast(world, request);
   }
@@ -51,6 +58,11 @@ class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
   }
   std::string planted_bug(const std::any& options) const override {
     return planted_collective_bug_name(options_of(options).planted_bug);
+  }
+  // Its memory is the collective's to estimate (payload_bytes above).
+  uint64_t transfer_buffer_bytes(const std::any& /*options*/,
+                                 const TensorTransfer& /*transfer*/) const override {
+    return 0;
   }
   // Its IB buffers are written with RDMA writes; each message needs a receive.
   uint32_t receives_per_peer(const std::any& /*options*/) const override { return 0; }

@@ -69,6 +69,20 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
     }
     return std::make_unique<TfVerbsInvariants>(std::move(mine));
   }
+  // A Response clones a host source (or stages a GPU one) before writing it,
+  // unless the NIC reads it in place; a Request whose GPU the NIC cannot
+  // reach receives into a host proxy first. String tensors: a proto buffer
+  // each side, about as large as the tensor.
+  uint64_t transfer_buffer_bytes(const std::any& /*options*/,
+                                 const TensorTransfer& t) const override {
+    if (t.is_dead) return 0;
+    const uint64_t bytes =
+        t.dtype == DataType::kString
+            ? t.shape.num_elements().value_or(0) * (uint64_t{t.string_bytes} + 8)
+            : t.shape.num_elements().value_or(0) * data_type_size(t.dtype);
+    return bytes + (is_nic_reachable(t.dst_kind) ? 0 : bytes);
+  }
+
   // A point-to-point protocol: make_rendezvous is how it runs.
   const CollectiveProtocol* collective() const override { return nullptr; }
 };
