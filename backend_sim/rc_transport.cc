@@ -81,6 +81,32 @@ void place_payload(SimContext& context, SimMemorySpace& memory, uint32_t receive
   }
 }
 
+// The DMA sanitizer's view of a work request: what it reads and writes,
+// where. A send's receive buffer is the receiver's own (not tracked: see
+// dma_sanitizer.h); a write writes the peer's range; a read reads the peer's
+// range into the local one.
+void begin_dma(SimContext& context, uint32_t rank, uint32_t peer, uint64_t seq,
+               const SendWorkRequest& wr) {
+  const uint64_t length = wr.local.length;
+  const DmaRange local{rank, wr.local.addr, length};
+  const DmaRange remote{peer, wr.remote_addr, length};
+  DmaOp op{DmaOpKind::kSend, rank, peer, wr.wr_id, context.now()};
+  switch (wr.opcode) {
+    case WorkOpcode::kSend:
+      context.sanitizer.begin(seq, op, local, DmaRange{rank, 0, 0}, context.now());
+      return;
+    case WorkOpcode::kRdmaRead:
+      op.kind = DmaOpKind::kRdmaRead;
+      context.sanitizer.begin(seq, op, remote, local, context.now());
+      return;
+    default:
+      op.kind = wr.opcode == WorkOpcode::kRdmaWrite ? DmaOpKind::kRdmaWrite
+                                                    : DmaOpKind::kRdmaWriteWithImm;
+      context.sanitizer.begin(seq, op, local, remote, context.now());
+      return;
+  }
+}
+
 void count_delivered(TransportStats& s, const SendWorkRequest& wr) {
   s.bytes_on_wire_tx += wr.local.length;
   if (wr.opcode == WorkOpcode::kSend) s.sends += 1;
@@ -120,6 +146,7 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
   const uint64_t seq = next_seq_++;
   qp.outstanding.emplace(seq, wr);
   qp.send_queue.push_back(seq);
+  begin_dma(context_, rank, peer, seq, wr);
   TW_ASSERT_HOT(qp.outstanding.size() <= context_.cluster.send_queue_depth);
   pump(rank, peer);
   return {};
@@ -336,6 +363,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
     const SendWorkRequest& wr = a.wr;
     const uint32_t length = wr.local.length;
     if (in.state == QpState::kError || context_.crashed[receiver]) {
+      context_.sanitizer.end_write(a.seq, receiver);  // it never lands
       // Nobody answers: the sender's transport retries run out.
       complete_send(sender, receiver, a.seq, context_.now() + latency,
                     CompletionStatus::kRetryExceeded, 0);
@@ -372,6 +400,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
     const Status check =
         send ? check_receive(context_, *registries_[receiver], receiver, recv, length)
              : check_remote_write(context_, *registries_[receiver], receiver, wr);
+    context_.sanitizer.end_write(a.seq, receiver);  // it lands now, or never
     if (!check.is_ok()) {
       if (send) {
         in.recvs.pop_front();
@@ -422,6 +451,7 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
     c.status = status;
     c.byte_len = byte_len;
     q.outstanding.erase(it);
+    context_.sanitizer.end(seq, rank, peer);  // before the handler may free its buffers
     hand_over(rank, c);
     // The failing request completes first, then the QP flushes the rest.
     if (status != CompletionStatus::kSuccess) {
@@ -478,6 +508,10 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
   qp.send_queue.clear();
   // What this QP sent that the peer has not processed is lost with it.
   qps_[peer][rank].arrivals.clear();
+  // The HCA stops every DMA of this end now: its requests are flushed, and
+  // what the peer sent here never lands.
+  for (const auto& [seq, wr] : qp.outstanding) context_.sanitizer.end(seq, rank, peer);
+  for (const Arrival& a : qp.arrivals) context_.sanitizer.end_write(a.seq, rank);
   // The flushes come after every completion already delivered, in seq order.
   if (!qp.outstanding.empty()) {
     TW_ASSERT_HOT_MSG(qp.outstanding.begin()->first > qp.last_completed_seq,

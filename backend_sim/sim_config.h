@@ -16,6 +16,9 @@ struct SimOptions {
   uint64_t seed = 1;
   bool payload = true;  // false: timing-only, buffers have no bytes
   uint64_t payload_limit_bytes_per_rank = kDefaultPayloadLimitBytesPerRank;
+  // A planted allocator bug, for the DMA sanitizer's tests only: each
+  // allocation starts 256 bytes after the previous one, inside it.
+  bool plant_overlapping_allocations = false;
 };
 
 }  // namespace tensorwire::sim

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_sim/dma_sanitizer.h"
 #include "backend_sim/event_queue.h"
 #include "backend_sim/sim_config.h"
 #include "backend_sim/sim_observer.h"
@@ -29,7 +30,7 @@ struct SimContext {
   SimContext(Cluster c, SimOptions o, TraceSink& t, bool tracing_on)
       : cluster(std::move(c)), options(o), trace(t), tracing(tracing_on),
         stats(cluster.nodes), cpu_free_ns(cluster.nodes, 0), crashed(cluster.nodes, false),
-        failing_registrations(cluster.nodes, 0) {}
+        failing_registrations(cluster.nodes, 0), sanitizer(cluster.nodes) {}
 
   Cluster cluster;
   SimOptions options;
@@ -44,6 +45,9 @@ struct SimContext {
   std::vector<bool> crashed;
   // Registrations still to fail on each rank (an injected fault).
   std::vector<uint32_t> failing_registrations;
+  // Every in-flight DMA's ranges, checked against frees, deregistrations, CPU
+  // accesses and other DMAs: always on, in run and under check.
+  DmaSanitizer sanitizer;
 
   TimeNs now() const { return events.now_ns(); }
   TimeNs cpu_ready_ns(uint32_t rank) const { return std::max(now(), cpu_free_ns[rank]); }

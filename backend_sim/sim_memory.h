@@ -70,6 +70,7 @@ class SimMemorySpace final : public MemorySpace {
     if (context_.events.digesting()) track_written(a, offset, length);
   }
   static void track_written(const Allocation& a, uint64_t offset, uint64_t length);
+  void check_overlap(const Buffer& buffer) const;
   Status check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
                      const char* what) const;
   Allocation* find_allocation(const Buffer& buffer);

@@ -75,6 +75,8 @@ class WorkloadDriver::Impl {
   void release_memory() {
     for (auto& [key, buffer] : sources_) envs_[key.rank].memory.free(buffer);
     sources_.clear();
+    for (auto& [rank, buffer] : retired_) envs_[rank].memory.free(buffer);
+    retired_.clear();
     released_ = true;
   }
 
@@ -92,6 +94,10 @@ class WorkloadDriver::Impl {
     d.add(i.sources_.size());
     for (const auto& [key, buffer] : i.sources_) d.add(key.rank).add(key.name).add(buffer.addr).add(buffer.length);
     for (const auto& [key, generation] : i.source_generation_) d.add(key.rank).add(key.name).add(generation);
+    d.add(i.retired_.size());
+    for (const auto& [rank, buffer] : i.retired_) d.add(rank).add(buffer.addr);
+    d.add(i.sends_pending_.size());
+    for (const auto& [where, n] : i.sends_pending_) d.add(where.first).add(where.second).add(n);
     d.add(i.result_.steps.size());
     for (const StepResult& step : i.result_.steps) {
       d.add(step.step_id).add(step.transfers.size());
@@ -203,6 +209,15 @@ class WorkloadDriver::Impl {
     uint64_t bytes = tensor.total_bytes();
     SourceKey sk{t.src, t.name, t.src_kind, t.src_device, bytes};
     auto it = sources_.find(sk);
+    if (it != sources_.end() && sends_pending_.count({t.src, it->second.addr}) != 0) {
+      // The last Send of this source has not called SendDone: the NIC may
+      // still read the buffer (its receiver can be done before the sender's
+      // completion comes), so filling it now would race with that read. It
+      // retires, and this Send gets a buffer of its own.
+      retired_.emplace_back(t.src, it->second);
+      sources_.erase(it);
+      it = sources_.end();
+    }
     if (it == sources_.end()) {
       Result<Buffer> buffer = memory.allocate(t.src_kind, t.src_device, bytes);
       if (!buffer.is_ok()) return tensor;  // send() reports the empty buffer
@@ -239,8 +254,11 @@ class WorkloadDriver::Impl {
       const uint64_t generation = ++source_generation_[sk];
       const Buffer buffer = tensor.buffer;
       MemorySpace& memory = envs_[t.src].memory;
+      const std::pair<RankId, uint64_t> pending{t.src, buffer.addr};
+      if (buffer.length > 0) ++sends_pending_[pending];
       st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor),
-                             [this, sk, generation, buffer, &memory](Status) {
+                             [this, sk, generation, buffer, pending, &memory](Status) {
+                               if (buffer.length > 0) settle_send(pending);
                                if (source_generation_[sk] != generation) return;
                                if (!memory.holds_payload() || buffer.length == 0) return;
                                if (!released_ && sources_.count(sk) != 0) {
@@ -254,6 +272,13 @@ class WorkloadDriver::Impl {
     // through ERROR_STATUS and completes the transfer with it.
     Status told = rdv_[t.src]->fail_send(t.name, step().step_id, st);
     if (!told.is_ok()) fail_transfer(i, st);
+  }
+
+  // A Send's SendDone came: its source is the application's again.
+  void settle_send(const std::pair<RankId, uint64_t>& pending) {
+    auto it = sends_pending_.find(pending);
+    TW_ASSERT_MSG(it != sends_pending_.end() && it->second > 0, "SendDone ends a pending Send");
+    if (--it->second == 0) sends_pending_.erase(it);
   }
 
   void do_recv(size_t i) {
@@ -397,6 +422,10 @@ class WorkloadDriver::Impl {
   std::vector<Rendezvous*> rdv_;
   std::map<SourceKey, Buffer> sources_;
   std::map<SourceKey, uint64_t> source_generation_;  // Sends of each source so far
+  // Sends whose SendDone has not come, by (rank, source address), and the
+  // sources they kept busy when the same tensor was sent again (freed at the end).
+  std::map<std::pair<RankId, uint64_t>, uint32_t> sends_pending_;
+  std::vector<std::pair<RankId, Buffer>> retired_;
   std::vector<std::byte> scratch_;
   std::vector<std::byte> scribble_;
   bool released_ = false;

@@ -98,8 +98,46 @@ INSTANTIATE_TEST_SUITE_P(
                       ZooCase{PlantedBug::kFreeProxyBeforeCopy, CheckStrategy::kDfs, 50},
                       ZooCase{PlantedBug::kNoReallocOnSizeChange, CheckStrategy::kDfs, 50},
                       ZooCase{PlantedBug::kDestroyResponseEarly, CheckStrategy::kPct, 100},
-                      ZooCase{PlantedBug::kUnregisteredSource, CheckStrategy::kDfs, 50}),
+                      ZooCase{PlantedBug::kUnregisteredSource, CheckStrategy::kDfs, 50},
+                      ZooCase{PlantedBug::kSendDoneBeforeWrite, CheckStrategy::kDfs, 50},
+                      ZooCase{PlantedBug::kDeregisterSourceEarly, CheckStrategy::kDfs, 50}),
     [](const auto& info) { return std::string(tf_verbs::planted_bug_name(info.param.bug)); });
+
+// The bugs the DMA sanitizer names at the moment they happen: the caller
+// overwriting a source the NIC still reads, a source deregistered under its
+// write. Other checks see only some consequence, in some orders (wrong bytes
+// when the NIC reads late, a hang after a protection error); the
+// counterexample's first problems are the sanitizer's, name both operations,
+// and replay from the schedule's choices.
+TEST(BugZooSanitizer, TheDmaSanitizerNamesTheseFirstAndTheyReplay) {
+  for (PlantedBug bug : {PlantedBug::kSendDoneBeforeWrite, PlantedBug::kDeregisterSourceEarly}) {
+    Scenario s = load_scenario_string(kZooScenario, "zoo.toml");
+    tf_verbs::options_of(s.protocol.options).planted_bug = bug;
+    CheckOptions o;
+    o.strategy = CheckStrategy::kDfs;
+    o.max_schedules = 50;
+    CheckReport r = check(s, o);
+    ASSERT_EQ(r.outcome, CheckOutcome::kSafety) << tf_verbs::planted_bug_name(bug);
+    ASSERT_TRUE(r.counterexample);
+    ASSERT_FALSE(r.counterexample->problems.empty());
+    const Problem& first = r.counterexample->problems[0];
+    EXPECT_EQ(first.kind, ProblemKind::kSafety);
+    EXPECT_EQ(first.rank, RankId{0});
+    EXPECT_EQ(first.peer, RankId{1});
+    const std::string what = bug == PlantedBug::kSendDoneBeforeWrite ? "written by the CPU"
+                                                                      : "deregistered";
+    for (const char* words : {"DMA sanitizer: rank 0: buffer 0x", what.c_str(),
+                              "while RDMA write with immediate wr", "still reads it"}) {
+      EXPECT_NE(first.text.find(words), std::string::npos) << problem_line(first);
+    }
+    ReplayStrategy replay(r.counterexample->choices);
+    NullTraceSink trace;
+    Execution again = run_execution(model_scenario(s), o.seed, replay, trace);
+    EXPECT_FALSE(again.diverged);
+    EXPECT_EQ(again.outcome, CheckOutcome::kSafety);
+    EXPECT_EQ(again.problems, r.counterexample->problems);
+  }
+}
 
 // When the stale address is still registered (the old, larger buffer went back
 // to the pool), the write lands: the write-destination invariant names it

@@ -201,6 +201,12 @@ Result<MemoryRegion> RdmaMemoryMgr::register_region(const Buffer& buffer, Access
   return region;
 }
 
+void RdmaMemoryMgr::forget_source(const Buffer& buffer) {
+  auto it = regions_.find(buffer.addr);
+  if (it == regions_.end() || it->second.owner != RegionOwner::kSource) return;
+  deregister_region(buffer.addr);
+}
+
 void RdmaMemoryMgr::deregister_region(uint64_t start) {
   auto it = regions_.find(start);
   if (it == regions_.end()) return;

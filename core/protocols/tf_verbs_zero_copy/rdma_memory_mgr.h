@@ -67,6 +67,9 @@ class RdmaMemoryMgr {
   // A region covering a Send's source buffer: found, or registered now with
   // kLocalWrite only (local read is implied) and remembered.
   Result<MemoryRegion> register_source(const Buffer& buffer);
+  // Deregisters the source region register_source made for `buffer`, if
+  // any. Only a planted bug calls it (PlantedBug::kDeregisterSourceEarly).
+  void forget_source(const Buffer& buffer);
 
   // --- registered buffer pool ---
   // A buffer of `bytes` in (kind, device) registered with exactly `access`,
