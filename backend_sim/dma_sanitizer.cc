@@ -44,11 +44,13 @@ std::string describe_dma(const DmaOp& op) {
   return text;
 }
 
-DmaSanitizer::DmaSanitizer(uint32_t ranks) : ranges_(ranks) {}
+DmaSanitizer::DmaSanitizer(uint32_t ranks) : ranges_(ranks), ops_(ranks), writes_(ranks, 0) {}
 
 void DmaSanitizer::report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t end,
-                          const std::string& what, const Entry& in_flight, TimeNs now_ns) {
+                          const std::string& what, size_t index, TimeNs now_ns) {
   if (problems_.size() >= kMaxProblems) return;
+  const Entry& in_flight = ranges_[rank][index];
+  const DmaOp& op = ops_[rank][index];
   TW_ASSERT(base <= addr);
   const uint64_t lo = std::max(addr, in_flight.addr);
   const uint64_t hi = std::min(end, in_flight.end);
@@ -56,73 +58,41 @@ void DmaSanitizer::report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t 
   std::string text = "DMA sanitizer: rank " + std::to_string(rank) + ": buffer " + hex(base) +
                      "+[" + std::to_string(lo - base) + "," + std::to_string(hi - base) + ") " +
                      what + " at " + format_duration_ns(now_ns) + " while " +
-                     describe_dma(in_flight.op) + (in_flight.write ? " still writes it" : " still reads it");
+                     describe_dma(op) + (in_flight.write ? " still writes it" : " still reads it");
   Problem p = safety_problem(std::move(text), rank);
-  const uint32_t other = in_flight.op.initiator == rank ? in_flight.op.peer : in_flight.op.initiator;
+  const uint32_t other = op.initiator == rank ? op.peer : op.initiator;
   if (other != rank) p.peer = other;
   problems_.push_back(std::move(p));
 }
 
 void DmaSanitizer::check_dma(uint64_t id, const DmaOp& op, const DmaRange& range, bool write,
                              TimeNs now_ns) {
+  TW_ASSERT(range.rank < ranges_.size() && writes_[range.rank] > 0);
   const uint64_t end = range.addr + range.length;
-  for (const Entry& e : ranges_[range.rank]) {
+  const std::vector<Entry>& entries = ranges_[range.rank];
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
     // Reading or writing what another DMA still writes; never the op against itself
     // (a copy within one buffer is the engine's business).
     if (!e.write || e.id == id || !overlaps(range.addr, end, e.addr, e.end)) continue;
     report(range.rank, range.addr, range.addr, end,
-           std::string(write ? "written" : "read") + " by " + describe_dma(op), e, now_ns);
+           std::string(write ? "written" : "read") + " by " + describe_dma(op), i, now_ns);
   }
-}
-
-void DmaSanitizer::begin(uint64_t id, const DmaOp& op, const DmaRange& read,
-                         const DmaRange& write, TimeNs now_ns) {
-  TW_ASSERT(read.rank < ranges_.size() && write.rank < ranges_.size());
-  if (read.length > 0) {
-    check_dma(id, op, read, /*write=*/false, now_ns);
-    ranges_[read.rank].push_back(Entry{read.addr, read.addr + read.length, id, op, false});
-  }
-  if (write.length > 0) {
-    check_dma(id, op, write, /*write=*/true, now_ns);
-    ranges_[write.rank].push_back(Entry{write.addr, write.addr + write.length, id, op, true});
-  }
-}
-
-void DmaSanitizer::erase(std::vector<Entry>& entries, uint64_t id, bool writes_only) {
-  // Order does not matter to the checks, and a problem names the ops it
-  // finds, whatever their order here: swap-remove.
-  for (size_t i = 0; i < entries.size();) {
-    if (entries[i].id == id && (entries[i].write || !writes_only)) {
-      entries[i] = entries.back();
-      entries.pop_back();
-    } else {
-      ++i;
-    }
-  }
-}
-
-void DmaSanitizer::end_write(uint64_t id, uint32_t write_rank) {
-  TW_ASSERT(write_rank < ranges_.size());
-  erase(ranges_[write_rank], id, /*writes_only=*/true);
-}
-
-void DmaSanitizer::end(uint64_t id, uint32_t read_rank, uint32_t write_rank) {
-  TW_ASSERT(read_rank < ranges_.size() && write_rank < ranges_.size());
-  erase(ranges_[read_rank], id, false);
-  if (write_rank != read_rank) erase(ranges_[write_rank], id, false);
 }
 
 void DmaSanitizer::on_free(uint32_t rank, uint64_t addr, uint64_t length, TimeNs now_ns) {
   const uint64_t end = addr + length;
-  for (const Entry& e : ranges_[rank]) {
-    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "freed", e, now_ns);
+  for (size_t i = 0; i < ranges_[rank].size(); ++i) {
+    const Entry& e = ranges_[rank][i];
+    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "freed", i, now_ns);
   }
 }
 
 void DmaSanitizer::on_deregister(uint32_t rank, uint64_t addr, uint64_t length, TimeNs now_ns) {
   const uint64_t end = addr + length;
-  for (const Entry& e : ranges_[rank]) {
-    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "deregistered", e, now_ns);
+  for (size_t i = 0; i < ranges_[rank].size(); ++i) {
+    const Entry& e = ranges_[rank][i];
+    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "deregistered", i, now_ns);
   }
 }
 
@@ -131,11 +101,12 @@ void DmaSanitizer::on_cpu_access(uint32_t rank, uint64_t buffer_addr, uint64_t o
   if (length == 0) return;
   const uint64_t addr = buffer_addr + offset;
   const uint64_t end = addr + length;
-  for (const Entry& e : ranges_[rank]) {
+  for (size_t i = 0; i < ranges_[rank].size(); ++i) {
+    const Entry& e = ranges_[rank][i];
     // A CPU read races a DMA write; a CPU write races both (it changes what a
     // DMA reads, or is overwritten by one).
     if ((e.write || write) && overlaps(addr, end, e.addr, e.end)) {
-      report(rank, buffer_addr, addr, end, write ? "written by the CPU" : "read by the CPU", e,
+      report(rank, buffer_addr, addr, end, write ? "written by the CPU" : "read by the CPU", i,
              now_ns);
     }
   }

@@ -61,10 +61,26 @@ class DmaSanitizer {
 
   // DMA `id` starts: it reads `read` and writes `write` until end(id) (the
   // write side may end earlier, with end_write: the bytes have landed).
+  // Inline: they run for every work request and copy, and the event loop's
+  // rate must not notice (docs/PERFORMANCE.md). The overlap checks run only
+  // where some DMA writes.
   void begin(uint64_t id, const DmaOp& op, const DmaRange& read, const DmaRange& write,
-             TimeNs now_ns);
-  void end_write(uint64_t id, uint32_t write_rank);
-  void end(uint64_t id, uint32_t read_rank, uint32_t write_rank);
+             TimeNs now_ns) {
+    if (read.length > 0) {
+      if (writes_[read.rank] > 0) check_dma(id, op, read, /*write=*/false, now_ns);
+      push(read.rank, Entry{read.addr, read.addr + read.length, id, false}, op);
+    }
+    if (write.length > 0) {
+      if (writes_[write.rank] > 0) check_dma(id, op, write, /*write=*/true, now_ns);
+      push(write.rank, Entry{write.addr, write.addr + write.length, id, true}, op);
+      ++writes_[write.rank];
+    }
+  }
+  void end_write(uint64_t id, uint32_t write_rank) { erase(write_rank, id, /*writes_only=*/true); }
+  void end(uint64_t id, uint32_t read_rank, uint32_t write_rank) {
+    erase(read_rank, id, false);
+    if (write_rank != read_rank) erase(write_rank, id, false);
+  }
 
   // Memory events of `rank`.
   void on_free(uint32_t rank, uint64_t addr, uint64_t length, TimeNs now_ns);
@@ -81,20 +97,43 @@ class DmaSanitizer {
 
  private:
   static constexpr uint64_t kCopyIdBit = 1ull << 63;
+  // The part every check scans; what the operation is lives apart, at the
+  // same index of ops_, read only to word a problem.
   struct Entry {
     uint64_t addr = 0;
     uint64_t end = 0;  // one past the last byte
     uint64_t id = 0;
-    DmaOp op;
     bool write = false;
   };
+  void push(uint32_t rank, const Entry& entry, const DmaOp& op) {
+    ranges_[rank].push_back(entry);
+    ops_[rank].push_back(op);
+  }
   void check_dma(uint64_t id, const DmaOp& op, const DmaRange& range, bool write, TimeNs now_ns);
   // [addr, end) of the buffer at `base` meets `in_flight`'s range.
   void report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t end, const std::string& what,
-              const Entry& in_flight, TimeNs now_ns);
-  static void erase(std::vector<Entry>& entries, uint64_t id, bool writes_only);
+              size_t in_flight, TimeNs now_ns);
+  void erase(uint32_t rank, uint64_t id, bool writes_only) {
+    // Order does not matter to the checks, and a problem names the ops it
+    // finds, whatever their order here: swap-remove.
+    std::vector<Entry>& entries = ranges_[rank];
+    std::vector<DmaOp>& ops = ops_[rank];
+    for (size_t i = 0; i < entries.size();) {
+      if (entries[i].id == id && (entries[i].write || !writes_only)) {
+        writes_[rank] -= entries[i].write ? 1 : 0;
+        entries[i] = entries.back();
+        entries.pop_back();
+        ops[i] = ops.back();
+        ops.pop_back();
+      } else {
+        ++i;
+      }
+    }
+  }
 
   std::vector<std::vector<Entry>> ranges_;  // per rank: every in-flight DMA's ranges there
+  std::vector<std::vector<DmaOp>> ops_;     // per rank, parallel to ranges_
+  std::vector<uint64_t> writes_;            // per rank: how many of those write
   std::vector<Problem> problems_;
   uint64_t next_copy_ = 1;
 };

@@ -16,6 +16,12 @@ struct SimOptions {
   uint64_t seed = 1;
   bool payload = true;  // false: timing-only, buffers have no bytes
   uint64_t payload_limit_bytes_per_rank = kDefaultPayloadLimitBytesPerRank;
+  // The model checker's adversarial allocator: freed memory is poisoned and
+  // its addresses are handed out again first (lowest address first, so a run
+  // stays a pure function of its inputs), so a DMA that outlives its buffer
+  // corrupts another's bytes instead of vanishing. Plain runs keep addresses
+  // fresh.
+  bool adversarial_memory = false;
   // A planted allocator bug, for the DMA sanitizer's tests only: each
   // allocation starts 256 bytes after the previous one, inside it.
   bool plant_overlapping_allocations = false;

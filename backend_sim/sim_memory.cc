@@ -13,6 +13,9 @@ namespace {
 constexpr uint64_t kRegionSpan = 1ull << 44;      // address space per region
 constexpr uint64_t kMaxAllocationBytes = 1ull << 42;
 constexpr uint64_t kAlignment = 256;
+// What reused memory holds at first under the adversarial allocator: not
+// zeros, so that a protocol reading bytes nobody wrote sees garbage.
+constexpr std::byte kPoison{0xd5};
 
 uint64_t aligned_size(uint64_t bytes) {
   // At least one alignment unit so that zero-length buffers get unique addresses.
@@ -22,7 +25,8 @@ uint64_t aligned_size(uint64_t bytes) {
 }  // namespace
 
 SimMemorySpace::SimMemorySpace(SimContext& context, uint32_t rank)
-    : context_(context), rank_(rank), next_addr_(1 + context.cluster.gpus_per_node) {
+    : context_(context), rank_(rank), next_addr_(1 + context.cluster.gpus_per_node),
+      freed_(next_addr_.size()) {
   for (size_t i = 0; i < next_addr_.size(); ++i) next_addr_[i] = (i + 1) * kRegionSpan;
 }
 
@@ -60,16 +64,19 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   if (next_addr_[region] + size > (region + 2) * kRegionSpan) {
     return Status(StatusCode::kResourceLimit, where + "simulated address space exhausted");
   }
-  Buffer buffer{next_addr_[region], bytes, kind, device};
+  const uint64_t reused = context_.options.adversarial_memory ? reuse_freed(region, size) : 0;
+  Buffer buffer{reused != 0 ? reused : next_addr_[region], bytes, kind, device};
   TW_ASSERT(buffer.addr % kAlignment == 0 && size >= bytes);
   // A planted allocator bug (tests of the sanitizer): the next allocation
   // starts one alignment unit after this one, inside it when it is larger.
-  next_addr_[region] += context_.options.plant_overlapping_allocations ? kAlignment : size;
+  if (reused == 0) {
+    next_addr_[region] += context_.options.plant_overlapping_allocations ? kAlignment : size;
+  }
   context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
   check_overlap(buffer);
   Allocation a{buffer, {}, 0, {}, {}, {}};
   if (context_.options.payload) {
-    a.bytes.resize(bytes);
+    a.bytes.resize(bytes, reused != 0 ? kPoison : std::byte{0});
     payload_bytes_ += bytes;
     TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);
   }
@@ -104,7 +111,29 @@ void SimMemorySpace::free(const Buffer& buffer) {
   context_.events.use(SharedObject::memory(rank_, buffer.addr, aligned_size(it->second.buffer.length)));
   TW_ASSERT_MSG(payload_bytes_ >= it->second.bytes.size(), "the bytes held never go negative");
   payload_bytes_ -= it->second.bytes.size();
+  if (context_.options.adversarial_memory) {
+    const uint64_t size = aligned_size(it->second.buffer.length);
+    const size_t region = it->first / kRegionSpan - 1;
+    TW_ASSERT_MSG(region < freed_.size(), "an allocation lies in one of the rank's regions");
+    freed_[region].emplace(it->first, size);
+  }
   allocations_.erase(it);
+}
+
+// The lowest freed range that holds `size` bytes; what it has left over stays
+// free. Deterministic: the same frees give the same addresses.
+uint64_t SimMemorySpace::reuse_freed(size_t region, uint64_t size) {
+  std::map<uint64_t, uint64_t>& freed = freed_[region];
+  for (auto it = freed.begin(); it != freed.end(); ++it) {
+    if (it->second < size) continue;
+    const uint64_t addr = it->first;
+    const uint64_t left = it->second - size;
+    freed.erase(it);
+    if (left > 0) freed.emplace(addr + size, left);
+    TW_ASSERT(addr != 0 && addr % kAlignment == 0);
+    return addr;
+  }
+  return 0;
 }
 
 // The allocation that `buffer` is (or is part of): protocols carve pooled
@@ -279,6 +308,10 @@ void SimMemorySpace::digest(StateDigest& d) const {
     d.add(a.content_sum);
   }
   for (uint64_t next : next_addr_) d.add(next);
+  for (const auto& freed : freed_) {
+    d.add(freed.size());
+    for (const auto& [addr, size] : freed) d.add(addr).add(size);
+  }
 }
 
 }  // namespace tensorwire::sim

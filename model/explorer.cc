@@ -361,6 +361,8 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   SimulationOptions options;
   options.seed = seed;
   options.has_seed = true;
+  // Freed memory poisoned and reused first: an early free corrupts bytes.
+  options.adversarial_memory = true;
   options.scheduler = &fingerprinter;
   options.observer = &fingerprinter;
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();

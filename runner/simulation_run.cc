@@ -16,6 +16,7 @@ sim::SimOptions sim_options_of(const Scenario& scenario, const RunReport& report
                                const SimulationOptions& options) {
   sim::SimOptions sim_options;
   sim_options.plant_overlapping_allocations = options.plant_overlapping_allocations;
+  sim_options.adversarial_memory = options.adversarial_memory;
   sim_options.seed = report.seed;
   sim_options.payload = report.payload;
   if (scenario.payload_limit_bytes_per_rank > 0) {

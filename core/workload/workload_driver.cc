@@ -73,7 +73,7 @@ class WorkloadDriver::Impl {
   }
 
   void release_memory() {
-    for (auto& [key, buffer] : sources_) envs_[key.rank].memory.free(buffer);
+    for (auto& [key, source] : sources_) envs_[key.rank].memory.free(source.buffer);
     sources_.clear();
     for (auto& [rank, buffer] : retired_) envs_[rank].memory.free(buffer);
     retired_.clear();
@@ -92,12 +92,12 @@ class WorkloadDriver::Impl {
     d.add(i.slots_.size());
     for (const auto& slot : i.slots_) d.add(slot.transfer).add(slot.done ? 1 : 0);
     d.add(i.sources_.size());
-    for (const auto& [key, buffer] : i.sources_) d.add(key.rank).add(key.name).add(buffer.addr).add(buffer.length);
+    for (const auto& [key, source] : i.sources_) {
+      d.add(key.rank).add(key.name).add(source.buffer.addr).add(source.buffer.length).add(source.pending);
+    }
     for (const auto& [key, generation] : i.source_generation_) d.add(key.rank).add(key.name).add(generation);
     d.add(i.retired_.size());
     for (const auto& [rank, buffer] : i.retired_) d.add(rank).add(buffer.addr);
-    d.add(i.sends_pending_.size());
-    for (const auto& [where, n] : i.sends_pending_) d.add(where.first).add(where.second).add(n);
     d.add(i.result_.steps.size());
     for (const StepResult& step : i.result_.steps) {
       d.add(step.step_id).add(step.transfers.size());
@@ -209,21 +209,22 @@ class WorkloadDriver::Impl {
     uint64_t bytes = tensor.total_bytes();
     SourceKey sk{t.src, t.name, t.src_kind, t.src_device, bytes};
     auto it = sources_.find(sk);
-    if (it != sources_.end() && sends_pending_.count({t.src, it->second.addr}) != 0) {
+    if (it != sources_.end() && it->second.pending != 0) {
       // The last Send of this source has not called SendDone: the NIC may
       // still read the buffer (its receiver can be done before the sender's
       // completion comes), so filling it now would race with that read. It
       // retires, and this Send gets a buffer of its own.
-      retired_.emplace_back(t.src, it->second);
+      retired_.emplace_back(t.src, it->second.buffer);
       sources_.erase(it);
       it = sources_.end();
     }
     if (it == sources_.end()) {
       Result<Buffer> buffer = memory.allocate(t.src_kind, t.src_device, bytes);
       if (!buffer.is_ok()) return tensor;  // send() reports the empty buffer
-      it = sources_.emplace(sk, *buffer).first;
+      it = sources_.emplace(sk, Source{*buffer, 0}).first;
     }
-    tensor.buffer = it->second;
+    tensor.buffer = it->second.buffer;
+    if (bytes > 0) ++it->second.pending;  // until its SendDone (do_send)
     if (memory.holds_payload() && bytes > 0) {
       scratch_.resize(bytes);
       fill_content(key, scratch_);
@@ -254,11 +255,9 @@ class WorkloadDriver::Impl {
       const uint64_t generation = ++source_generation_[sk];
       const Buffer buffer = tensor.buffer;
       MemorySpace& memory = envs_[t.src].memory;
-      const std::pair<RankId, uint64_t> pending{t.src, buffer.addr};
-      if (buffer.length > 0) ++sends_pending_[pending];
       st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor),
-                             [this, sk, generation, buffer, pending, &memory](Status) {
-                               if (buffer.length > 0) settle_send(pending);
+                             [this, sk, generation, buffer, &memory](Status) {
+                               settle_send(sk, buffer);
                                if (source_generation_[sk] != generation) return;
                                if (!memory.holds_payload() || buffer.length == 0) return;
                                if (!released_ && sources_.count(sk) != 0) {
@@ -275,10 +274,12 @@ class WorkloadDriver::Impl {
   }
 
   // A Send's SendDone came: its source is the application's again.
-  void settle_send(const std::pair<RankId, uint64_t>& pending) {
-    auto it = sends_pending_.find(pending);
-    TW_ASSERT_MSG(it != sends_pending_.end() && it->second > 0, "SendDone ends a pending Send");
-    if (--it->second == 0) sends_pending_.erase(it);
+  // (A retired buffer's Sends settle against nothing: it is no source any more.)
+  void settle_send(const SourceKey& sk, const Buffer& buffer) {
+    auto it = sources_.find(sk);
+    if (buffer.length == 0 || it == sources_.end() || it->second.buffer.addr != buffer.addr) return;
+    TW_ASSERT_MSG(it->second.pending > 0, "SendDone ends a pending Send");
+    --it->second.pending;
   }
 
   void do_recv(size_t i) {
@@ -420,11 +421,13 @@ class WorkloadDriver::Impl {
   uint64_t seed_;
   std::vector<RankEnv> envs_;
   std::vector<Rendezvous*> rdv_;
-  std::map<SourceKey, Buffer> sources_;
+  struct Source {
+    Buffer buffer;
+    uint32_t pending = 0;  // its Sends whose SendDone has not come
+  };
+  std::map<SourceKey, Source> sources_;
   std::map<SourceKey, uint64_t> source_generation_;  // Sends of each source so far
-  // Sends whose SendDone has not come, by (rank, source address), and the
-  // sources they kept busy when the same tensor was sent again (freed at the end).
-  std::map<std::pair<RankId, uint64_t>, uint32_t> sends_pending_;
+  // Sources still busy with a Send when the same tensor was sent again (freed at the end).
   std::vector<std::pair<RankId, Buffer>> retired_;
   std::vector<std::byte> scratch_;
   std::vector<std::byte> scribble_;

@@ -192,5 +192,34 @@ TEST(DmaSanitizer, OverlappingLiveAllocationsAreNamed) {
   EXPECT_TRUE(fine.dma_problems().empty());
 }
 
+// Under the model checker freed memory is poisoned and reused first, so a
+// write that outlives its buffer corrupts the next one's bytes; a plain run
+// keeps addresses fresh.
+TEST(AdversarialAllocator, FreedMemoryIsReusedFirstAndPoisoned) {
+  SimOptions options;
+  options.adversarial_memory = true;
+  NullTraceSink trace;
+  Simulator sim(two_nodes(), options, trace);
+  MemorySpace& memory = sim.env(0).memory;
+  Result<Buffer> a = memory.allocate(MemoryKind::kHostPinned, 0, 1024);
+  ASSERT_TRUE(a.is_ok());
+  std::vector<std::byte> ones(1024, std::byte{1});
+  ASSERT_TRUE(memory.write_bytes(*a, 0, ones).is_ok());
+  memory.free(*a);
+  Result<Buffer> b = memory.allocate(MemoryKind::kHostPinned, 0, 512);
+  Result<Buffer> c = memory.allocate(MemoryKind::kHostPinned, 0, 512);
+  ASSERT_TRUE(b.is_ok() && c.is_ok());
+  EXPECT_EQ(b->addr, a->addr);
+  EXPECT_EQ(c->addr, a->addr + 512);  // what the first left over
+  std::vector<std::byte> got(512);
+  ASSERT_TRUE(memory.read_bytes(*b, 0, got).is_ok());
+  EXPECT_NE(got[0], std::byte{0});
+  EXPECT_NE(got[0], std::byte{1});
+  Simulator plain(two_nodes(), SimOptions{}, trace);
+  Result<Buffer> d = plain.env(0).memory.allocate(MemoryKind::kHostPinned, 0, 1024);
+  plain.env(0).memory.free(*d);
+  EXPECT_NE(plain.env(0).memory.allocate(MemoryKind::kHostPinned, 0, 1024)->addr, d->addr);
+}
+
 }  // namespace
 }  // namespace tensorwire::sim::testing
