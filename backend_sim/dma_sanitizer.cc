@@ -44,13 +44,12 @@ std::string describe_dma(const DmaOp& op) {
   return text;
 }
 
-DmaSanitizer::DmaSanitizer(uint32_t ranks) : ranges_(ranks), ops_(ranks), writes_(ranks, 0) {}
+DmaSanitizer::DmaSanitizer(uint32_t ranks) : ranges_(ranks), writes_(ranks, 0) {}
 
 void DmaSanitizer::report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t end,
-                          const std::string& what, size_t index, TimeNs now_ns) {
+                          const std::string& what, const Entry& in_flight, TimeNs now_ns) {
   if (problems_.size() >= kMaxProblems) return;
-  const Entry& in_flight = ranges_[rank][index];
-  const DmaOp& op = ops_[rank][index];
+  const DmaOp& op = in_flight.op;
   TW_ASSERT(base <= addr);
   const uint64_t lo = std::max(addr, in_flight.addr);
   const uint64_t hi = std::min(end, in_flight.end);
@@ -65,26 +64,18 @@ void DmaSanitizer::report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t 
   problems_.push_back(std::move(p));
 }
 
-void DmaSanitizer::check_dma(uint64_t id, const DmaOp& op, const DmaRange& range, bool write,
-                             TimeNs now_ns) {
+void DmaSanitizer::report_dma(const DmaOp& op, const DmaRange& range, bool write,
+                              const Entry& in_flight, TimeNs now_ns) {
   TW_ASSERT(range.rank < ranges_.size() && writes_[range.rank] > 0);
-  const uint64_t end = range.addr + range.length;
-  const std::vector<Entry>& entries = ranges_[range.rank];
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const Entry& e = entries[i];
-    // Reading or writing what another DMA still writes; never the op against itself
-    // (a copy within one buffer is the engine's business).
-    if (!e.write || e.id == id || !overlaps(range.addr, end, e.addr, e.end)) continue;
-    report(range.rank, range.addr, range.addr, end,
-           std::string(write ? "written" : "read") + " by " + describe_dma(op), i, now_ns);
-  }
+  report(range.rank, range.addr, range.addr, range.addr + range.length,
+         std::string(write ? "written" : "read") + " by " + describe_dma(op), in_flight, now_ns);
 }
 
 void DmaSanitizer::on_free(uint32_t rank, uint64_t addr, uint64_t length, TimeNs now_ns) {
   const uint64_t end = addr + length;
   for (size_t i = 0; i < ranges_[rank].size(); ++i) {
     const Entry& e = ranges_[rank][i];
-    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "freed", i, now_ns);
+    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "freed", e, now_ns);
   }
 }
 
@@ -92,7 +83,7 @@ void DmaSanitizer::on_deregister(uint32_t rank, uint64_t addr, uint64_t length, 
   const uint64_t end = addr + length;
   for (size_t i = 0; i < ranges_[rank].size(); ++i) {
     const Entry& e = ranges_[rank][i];
-    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "deregistered", i, now_ns);
+    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "deregistered", e, now_ns);
   }
 }
 
@@ -106,7 +97,7 @@ void DmaSanitizer::on_cpu_access(uint32_t rank, uint64_t buffer_addr, uint64_t o
     // A CPU read races a DMA write; a CPU write races both (it changes what a
     // DMA reads, or is overwritten by one).
     if ((e.write || write) && overlaps(addr, end, e.addr, e.end)) {
-      report(rank, buffer_addr, addr, end, write ? "written by the CPU" : "read by the CPU", i,
+      report(rank, buffer_addr, addr, end, write ? "written by the CPU" : "read by the CPU", e,
              now_ns);
     }
   }

@@ -68,11 +68,11 @@ class DmaSanitizer {
              TimeNs now_ns) {
     if (read.length > 0) {
       if (writes_[read.rank] > 0) check_dma(id, op, read, /*write=*/false, now_ns);
-      push(read.rank, Entry{read.addr, read.addr + read.length, id, false}, op);
+      add(read, id, op, false);
     }
     if (write.length > 0) {
       if (writes_[write.rank] > 0) check_dma(id, op, write, /*write=*/true, now_ns);
-      push(write.rank, Entry{write.addr, write.addr + write.length, id, true}, op);
+      add(write, id, op, true);
       ++writes_[write.rank];
     }
   }
@@ -97,34 +97,51 @@ class DmaSanitizer {
 
  private:
   static constexpr uint64_t kCopyIdBit = 1ull << 63;
-  // The part every check scans; what the operation is lives apart, at the
-  // same index of ops_, read only to word a problem.
   struct Entry {
     uint64_t addr = 0;
     uint64_t end = 0;  // one past the last byte
     uint64_t id = 0;
+    DmaOp op;
     bool write = false;
   };
-  void push(uint32_t rank, const Entry& entry, const DmaOp& op) {
-    ranges_[rank].push_back(entry);
-    ops_[rank].push_back(op);
+  // Field by field, in place: copying a whole Entry built on the stack from
+  // smaller stores stalls on store forwarding (it cost most of begin's time).
+  void add(const DmaRange& range, uint64_t id, const DmaOp& op, bool write) {
+    Entry& e = ranges_[range.rank].emplace_back();
+    e.addr = range.addr;
+    e.end = range.addr + range.length;
+    e.id = id;
+    e.op.kind = op.kind;
+    e.op.initiator = op.initiator;
+    e.op.peer = op.peer;
+    e.op.wr_id = op.wr_id;
+    e.op.posted_ns = op.posted_ns;
+    e.write = write;
   }
-  void check_dma(uint64_t id, const DmaOp& op, const DmaRange& range, bool write, TimeNs now_ns);
+  // Reading or writing what another DMA still writes; never the op against
+  // itself (a copy within one buffer is the engine's business).
+  void check_dma(uint64_t id, const DmaOp& op, const DmaRange& range, bool write, TimeNs now_ns) {
+    const uint64_t end = range.addr + range.length;
+    for (const Entry& e : ranges_[range.rank]) {
+      if (e.write && e.id != id && range.addr < e.end && e.addr < end) {
+        report_dma(op, range, write, e, now_ns);
+      }
+    }
+  }
+  void report_dma(const DmaOp& op, const DmaRange& range, bool write, const Entry& in_flight,
+                  TimeNs now_ns);
   // [addr, end) of the buffer at `base` meets `in_flight`'s range.
   void report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t end, const std::string& what,
-              size_t in_flight, TimeNs now_ns);
+              const Entry& in_flight, TimeNs now_ns);
   void erase(uint32_t rank, uint64_t id, bool writes_only) {
     // Order does not matter to the checks, and a problem names the ops it
     // finds, whatever their order here: swap-remove.
     std::vector<Entry>& entries = ranges_[rank];
-    std::vector<DmaOp>& ops = ops_[rank];
     for (size_t i = 0; i < entries.size();) {
       if (entries[i].id == id && (entries[i].write || !writes_only)) {
         writes_[rank] -= entries[i].write ? 1 : 0;
         entries[i] = entries.back();
         entries.pop_back();
-        ops[i] = ops.back();
-        ops.pop_back();
       } else {
         ++i;
       }
@@ -132,7 +149,6 @@ class DmaSanitizer {
   }
 
   std::vector<std::vector<Entry>> ranges_;  // per rank: every in-flight DMA's ranges there
-  std::vector<std::vector<DmaOp>> ops_;     // per rank, parallel to ranges_
   std::vector<uint64_t> writes_;            // per rank: how many of those write
   std::vector<Problem> problems_;
   uint64_t next_copy_ = 1;

@@ -239,6 +239,7 @@ void RcTransport::fail_locally(uint32_t rank, uint32_t peer, uint64_t seq) {
   TW_ASSERT_HOT(!qp.wire_busy && qp.failed_seq == 0 && qp.outstanding.count(seq) == 1);
   // Nothing behind it goes on the wire: the QP is about to enter the error state.
   qp.wire_busy = true;
+  context_.sanitizer.end_write(seq, peer);  // a write that never leaves never lands
   if (qp.outstanding.begin()->first == seq) {
     complete_send(rank, peer, seq, context_.now(), CompletionStatus::kLocalProtectionError, 0);
     return;
@@ -450,8 +451,11 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
     c.opcode = sender_opcode(it->second.opcode);
     c.status = status;
     c.byte_len = byte_len;
+    // Before the handler may free its buffers. A write's or send's target
+    // ended when it landed or was lost (process_arrivals): only a read still
+    // has a range at the peer.
+    context_.sanitizer.end(seq, rank, it->second.opcode == WorkOpcode::kRdmaRead ? peer : rank);
     q.outstanding.erase(it);
-    context_.sanitizer.end(seq, rank, peer);  // before the handler may free its buffers
     hand_over(rank, c);
     // The failing request completes first, then the QP flushes the rest.
     if (status != CompletionStatus::kSuccess) {

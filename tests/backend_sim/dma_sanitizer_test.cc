@@ -177,6 +177,22 @@ TEST(DmaSanitizer, AFlushedRequestNoLongerOwnsItsBuffers) {
   EXPECT_TRUE(f.sim().dma_problems().empty()) << all(f.sim().dma_problems());
 }
 
+// A write the NIC could not read (an lkey it does not know) never leaves, so
+// it never lands: its target is the peer's again once it fails.
+TEST(DmaSanitizer, AWriteThatFailsLocallyNoLongerOwnsItsTarget) {
+  SimFixture f(two_nodes());
+  MemoryRegion src = f.region(0, 256, Access::kNone);
+  MemoryRegion dst = f.region(1, 256, kRw);
+  MemoryRegion bad = src;
+  bad.lkey = 999;
+  ASSERT_TRUE(f.write(0, 1, bad, dst, 256, 1).is_ok());
+  f.sim().run();
+  ASSERT_EQ(f.completions(0).size(), 1u);
+  EXPECT_EQ(f.completions(0)[0].completion.status, CompletionStatus::kLocalProtectionError);
+  f.env(1).memory.free(f.buffer_of(dst));
+  EXPECT_TRUE(f.sim().dma_problems().empty()) << all(f.sim().dma_problems());
+}
+
 TEST(DmaSanitizer, OverlappingLiveAllocationsAreNamed) {
   SimOptions options;
   options.plant_overlapping_allocations = true;
