@@ -239,7 +239,6 @@ void RcTransport::fail_locally(uint32_t rank, uint32_t peer, uint64_t seq) {
   TW_ASSERT_HOT(!qp.wire_busy && qp.failed_seq == 0 && qp.outstanding.count(seq) == 1);
   // Nothing behind it goes on the wire: the QP is about to enter the error state.
   qp.wire_busy = true;
-  context_.sanitizer.end_write(seq, peer);  // a write that never leaves never lands
   if (qp.outstanding.begin()->first == seq) {
     complete_send(rank, peer, seq, context_.now(), CompletionStatus::kLocalProtectionError, 0);
     return;
@@ -364,7 +363,6 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
     const SendWorkRequest& wr = a.wr;
     const uint32_t length = wr.local.length;
     if (in.state == QpState::kError || context_.crashed[receiver]) {
-      context_.sanitizer.end_write(a.seq, receiver);  // it never lands
       // Nobody answers: the sender's transport retries run out.
       complete_send(sender, receiver, a.seq, context_.now() + latency,
                     CompletionStatus::kRetryExceeded, 0);
@@ -401,7 +399,6 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
     const Status check =
         send ? check_receive(context_, *registries_[receiver], receiver, recv, length)
              : check_remote_write(context_, *registries_[receiver], receiver, wr);
-    context_.sanitizer.end_write(a.seq, receiver);  // it lands now, or never
     if (!check.is_ok()) {
       if (send) {
         in.recvs.pop_front();
@@ -431,6 +428,10 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
                                 CompletionStatus status, uint32_t byte_len) {
   QueuePair& qp = qps_[rank][peer];
   TW_ASSERT_HOT_MSG(at >= context_.now(), "a completion is never in the past");
+  // Every completion is decided where a write or send lands, or where it is
+  // known never to (the receiver gone or in error, RNR retries exhausted, a
+  // failed check, a request the NIC could not read): its target is free now.
+  context_.sanitizer.end_write(seq, peer);
   // Only the completion's time stamp is kept here (not reported as a use of
   // the queue pair: every caller already uses one end or the other).
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;

@@ -193,6 +193,22 @@ TEST(DmaSanitizer, AWriteThatFailsLocallyNoLongerOwnsItsTarget) {
   EXPECT_TRUE(f.sim().dma_problems().empty()) << all(f.sim().dma_problems());
 }
 
+// A write with immediate that runs out of receiver-not-ready retries never
+// lands either.
+TEST(DmaSanitizer, AWriteOutOfRnrRetriesNoLongerOwnsItsTarget) {
+  Cluster c = two_nodes();
+  c.rnr_retry_count = 1;
+  SimFixture f(c);
+  MemoryRegion src = f.region(0, 256, Access::kNone);
+  MemoryRegion dst = f.region(1, 256, kRw);
+  ASSERT_TRUE(f.write(0, 1, src, dst, 256, 1, /*with_imm=*/true).is_ok());
+  f.sim().run();
+  ASSERT_EQ(f.completions(0).size(), 1u);
+  EXPECT_EQ(f.completions(0)[0].completion.status, CompletionStatus::kRnrRetryExceeded);
+  f.env(1).memory.free(f.buffer_of(dst));
+  EXPECT_TRUE(f.sim().dma_problems().empty()) << all(f.sim().dma_problems());
+}
+
 TEST(DmaSanitizer, OverlappingLiveAllocationsAreNamed) {
   SimOptions options;
   options.plant_overlapping_allocations = true;
