@@ -136,12 +136,14 @@ class DmaSanitizer {
   void erase(uint32_t rank, uint64_t id, bool writes_only) {
     // Order does not matter to the checks, and a problem names the ops it
     // finds, whatever their order here: swap-remove.
+    if (writes_only && writes_[rank] == 0) return;
     std::vector<Entry>& entries = ranges_[rank];
     for (size_t i = 0; i < entries.size();) {
       if (entries[i].id == id && (entries[i].write || !writes_only)) {
         writes_[rank] -= entries[i].write ? 1 : 0;
         entries[i] = entries.back();
         entries.pop_back();
+        if (writes_only) return;  // a DMA writes one range
       } else {
         ++i;
       }
