@@ -25,6 +25,7 @@ enum class PlantedBug : uint8_t {
   // source when it posts it, so the bytes still arrive right):
   kSendDoneBeforeWrite,     // the caller may reuse its source while the write still reads it
   kDeregisterSourceEarly,   // the source's registration goes right after posting its write
+  kPoolOverlap,             // the pool hands out a registered buffer still in use
 };
 
 const char* planted_bug_name(PlantedBug bug);
@@ -36,7 +37,7 @@ inline constexpr PlantedBug kPlantedBugs[] = {
     PlantedBug::kReuseRequestIndex,     PlantedBug::kFreeProxyBeforeCopy,
     PlantedBug::kNoReallocOnSizeChange, PlantedBug::kDestroyResponseEarly,
     PlantedBug::kUnregisteredSource,    PlantedBug::kSendDoneBeforeWrite,
-    PlantedBug::kDeregisterSourceEarly};
+    PlantedBug::kDeregisterSourceEarly, PlantedBug::kPoolOverlap};
 
 // The most control_ring_size a scenario may ask for: the simulator's
 // timing-only mode gives bytes to buffers up to 8 MiB, which holds a ring this
