@@ -84,6 +84,32 @@ void place_payload(SimContext& context, SimMemorySpace& memory, uint32_t receive
   }
 }
 
+// The DMA sanitizer's view of a work request: what it reads and writes,
+// where. A send's receive buffer is the receiver's own (not tracked: see
+// dma_sanitizer.h); a write writes the peer's range; a read reads the peer's
+// range into the local one.
+void begin_dma(SimContext& context, uint32_t rank, uint32_t peer, uint64_t seq,
+               const SendWorkRequest& wr) {
+  const uint64_t length = wr.local.length;
+  const DmaRange local{rank, wr.local.addr, length};
+  const DmaRange remote{peer, wr.remote_addr, length};
+  DmaOp op{DmaOpKind::kSend, rank, peer, wr.wr_id, context.now()};
+  switch (wr.opcode) {
+    case WorkOpcode::kSend:
+      context.sanitizer.begin(seq, op, local, DmaRange{rank, 0, 0}, context.now());
+      return;
+    case WorkOpcode::kRdmaRead:
+      op.kind = DmaOpKind::kRdmaRead;
+      context.sanitizer.begin(seq, op, remote, local, context.now());
+      return;
+    default:
+      op.kind = wr.opcode == WorkOpcode::kRdmaWrite ? DmaOpKind::kRdmaWrite
+                                                    : DmaOpKind::kRdmaWriteWithImm;
+      context.sanitizer.begin(seq, op, local, remote, context.now());
+      return;
+  }
+}
+
 void count_delivered(TransportStats& s, const SendWorkRequest& wr) {
   s.bytes_on_wire_tx += wr.local.length;
   if (wr.opcode == WorkOpcode::kSend) s.sends += 1;
@@ -125,6 +151,7 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
   const uint64_t seq = next_seq_++;
   qp.outstanding.emplace(seq, wr);
   qp.send_queue.push_back(seq);
+  begin_dma(context_, rank, peer, seq, wr);
   TW_ASSERT_HOT(qp.outstanding.size() <= context_.cluster.send_queue_depth);
   pump(rank, peer);
   return {};
@@ -406,6 +433,10 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
                                 CompletionStatus status, uint32_t byte_len) {
   QueuePair& qp = qps_[rank][peer];
   TW_ASSERT_HOT_MSG(at >= context_.now(), "a completion is never in the past");
+  // Every completion is decided where a write or send lands, or where it is
+  // known never to (the receiver gone or in error, RNR retries exhausted, a
+  // failed check, a request the NIC could not read): its target is free now.
+  context_.sanitizer.end_write(seq, peer);
   // Only the completion's time stamp is kept here (not reported as a use of
   // the queue pair: every caller already uses one end or the other).
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
@@ -426,6 +457,10 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
     c.opcode = sender_opcode(it->second.opcode);
     c.status = status;
     c.byte_len = byte_len;
+    // Before the handler may free its buffers. A write's or send's target
+    // ended when it landed or was lost (process_arrivals): only a read still
+    // has a range at the peer.
+    context_.sanitizer.end(seq, rank, it->second.opcode == WorkOpcode::kRdmaRead ? peer : rank);
     q.outstanding.erase(it);
     hand_over(rank, c);
     // The failing request completes first, then the QP flushes the rest.
@@ -483,6 +518,10 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
   qp.send_queue.clear();
   // What this QP sent that the peer has not processed is lost with it.
   qps_[peer][rank].arrivals.clear();
+  // The HCA stops every DMA of this end now: its requests are flushed, and
+  // what the peer sent here never lands.
+  for (const auto& [seq, wr] : qp.outstanding) context_.sanitizer.end(seq, rank, peer);
+  for (const Arrival& a : qp.arrivals) context_.sanitizer.end_write(a.seq, rank);
   // The flushes come after every completion already delivered, in seq order.
   if (!qp.outstanding.empty()) {
     TW_ASSERT_HOT_MSG(qp.outstanding.begin()->first > qp.last_completed_seq,

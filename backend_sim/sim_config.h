@@ -22,6 +22,15 @@ struct SimOptions {
   // of the machine's memory); a library caller gets no total limit.
   static constexpr uint64_t kNoPayloadLimitBytesTotal = UINT64_MAX;
   uint64_t payload_limit_bytes_total = kNoPayloadLimitBytesTotal;
+  // The model checker's adversarial allocator: freed memory is poisoned and
+  // its addresses are handed out again first (lowest address first, so a run
+  // stays a pure function of its inputs), so a DMA that outlives its buffer
+  // corrupts another's bytes instead of vanishing. Plain runs keep addresses
+  // fresh.
+  bool adversarial_memory = false;
+  // A planted allocator bug, for the DMA sanitizer's tests only: each
+  // allocation starts 256 bytes after the previous one, inside it.
+  bool plant_overlapping_allocations = false;
 };
 
 }  // namespace tensorwire::sim

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_sim/dma_sanitizer.h"
 #include "backend_sim/event_queue.h"
 #include "backend_sim/sim_config.h"
 #include "backend_sim/sim_observer.h"
@@ -29,7 +30,7 @@ struct SimContext {
   SimContext(Cluster c, SimOptions o, TraceSink& t, bool tracing_on)
       : cluster(std::move(c)), options(o), trace(t), tracing(tracing_on),
         stats(cluster.nodes), cpu_free_ns(cluster.nodes, 0), crashed(cluster.nodes, false),
-        failing_registrations(cluster.nodes, 0) {}
+        failing_registrations(cluster.nodes, 0), sanitizer(cluster.nodes) {}
 
   Cluster cluster;
   SimOptions options;
@@ -47,6 +48,9 @@ struct SimContext {
   // Payload bytes every rank's memory holds together, against
   // options.payload_limit_bytes_total (SimMemorySpace keeps it).
   uint64_t payload_bytes_held_total = 0;
+  // Every in-flight DMA's ranges, checked against frees, deregistrations, CPU
+  // accesses and other DMAs: always on, in run and under check.
+  DmaSanitizer sanitizer;
 
   TimeNs now() const { return events.now_ns(); }
   TimeNs cpu_ready_ns(uint32_t rank) const { return std::max(now(), cpu_free_ns[rank]); }

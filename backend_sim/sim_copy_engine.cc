@@ -80,9 +80,16 @@ void SimCopyEngine::schedule_copy(TimeNs end, const Buffer& dst, uint64_t dst_of
                                   CopyDone done) {
   TW_ASSERT_MSG(end >= context_.now(), "a copy completes no earlier than it was submitted");
   TW_ASSERT(done != nullptr);
+  // The engine reads the source and writes the destination from submission
+  // until the copy is done.
+  const uint64_t id = context_.sanitizer.next_copy_id();
+  context_.sanitizer.begin(id, DmaOp{DmaOpKind::kCopy, rank_, rank_, 0, context_.now()},
+                           DmaRange{rank_, src.addr + src_offset, bytes},
+                           DmaRange{rank_, dst.addr + dst_offset, bytes}, context_.now());
   context_.events.schedule_at(
       end, rank_, "copy", context_.events.what(dst.addr, dst_offset, src.addr, src_offset, bytes),
-      [this, dst, dst_offset, src, src_offset, bytes, done = std::move(done)] {
+      [this, id, dst, dst_offset, src, src_offset, bytes, done = std::move(done)] {
+        context_.sanitizer.end(id, rank_, rank_);
         if (context_.crashed[rank_]) return;
         Status st;
         if (bytes > 0) {

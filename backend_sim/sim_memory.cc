@@ -14,6 +14,9 @@ namespace {
 constexpr uint64_t kRegionSpan = 1ull << 44;      // address space per region
 constexpr uint64_t kMaxAllocationBytes = 1ull << 42;
 constexpr uint64_t kAlignment = 256;
+// What reused memory holds at first under the adversarial allocator: not
+// zeros, so that a protocol reading bytes nobody wrote sees garbage.
+constexpr std::byte kPoison{0xd5};
 
 uint64_t aligned_size(uint64_t bytes) {
   // At least one alignment unit so that zero-length buffers get unique addresses.
@@ -23,7 +26,8 @@ uint64_t aligned_size(uint64_t bytes) {
 }  // namespace
 
 SimMemorySpace::SimMemorySpace(SimContext& context, uint32_t rank)
-    : context_(context), rank_(rank), next_addr_(1 + context.cluster.gpus_per_node) {
+    : context_(context), rank_(rank), next_addr_(1 + context.cluster.gpus_per_node),
+      freed_(next_addr_.size()) {
   for (size_t i = 0; i < next_addr_.size(); ++i) next_addr_[i] = (i + 1) * kRegionSpan;
 }
 
@@ -58,24 +62,50 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   if (next_addr_[region] + size > (region + 2) * kRegionSpan) {
     return Status(StatusCode::kResourceLimit, where + "simulated address space exhausted");
   }
-  Buffer buffer{next_addr_[region], bytes, kind, device};
+  const uint64_t reused = context_.options.adversarial_memory ? reuse_freed(region, size) : 0;
+  Buffer buffer{reused != 0 ? reused : next_addr_[region], bytes, kind, device};
   TW_ASSERT(buffer.addr % kAlignment == 0 && size >= bytes);
-  next_addr_[region] += size;
+  // A planted allocator bug (tests of the sanitizer): the next allocation
+  // starts one alignment unit after this one, inside it when it is larger.
+  if (reused == 0) {
+    next_addr_[region] += context_.options.plant_overlapping_allocations ? kAlignment : size;
+  }
   context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
+  check_overlap(buffer);
   Allocation a{buffer, {}, 0, {}, {}, {}};
   if (context_.options.payload) {
-    a.bytes.resize(bytes);
+    a.bytes.resize(bytes, reused != 0 ? kPoison : std::byte{0});
     add_payload_bytes(bytes);
     TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);
   }
   const bool fresh = allocations_.emplace(buffer.addr, std::move(a)).second;
-  TW_ASSERT_MSG(fresh, "addresses are never reused");
+  TW_ASSERT_MSG(fresh, "a live address is never handed out twice");
   return buffer;
+}
+
+// Two live allocations never overlap: the sanitizer reports one that does
+// (only a planted allocator bug makes one here, but the rule is the
+// allocator's contract with every protocol).
+void SimMemorySpace::check_overlap(const Buffer& buffer) const {
+  const uint64_t end = buffer.addr + aligned_size(buffer.length);
+  auto next = allocations_.lower_bound(buffer.addr);
+  if (next != allocations_.end() && next->first < end) {
+    context_.sanitizer.on_overlapping_allocation(rank_, buffer.addr, buffer.length, next->first,
+                                                 next->second.buffer.length, context_.now());
+  }
+  if (next == allocations_.begin()) return;
+  const Buffer& prev = std::prev(next)->second.buffer;
+  if (prev.addr + aligned_size(prev.length) > buffer.addr) {
+    context_.sanitizer.on_overlapping_allocation(rank_, buffer.addr, buffer.length, prev.addr,
+                                                 prev.length, context_.now());
+  }
 }
 
 void SimMemorySpace::free(const Buffer& buffer) {
   auto it = allocations_.find(buffer.addr);
   if (it == allocations_.end()) return;
+  context_.sanitizer.on_free(rank_, it->second.buffer.addr, it->second.buffer.length,
+                             context_.now());
   context_.events.use(SharedObject::memory(rank_, buffer.addr, aligned_size(it->second.buffer.length)));
   preserve_held(it->first, it->second.bytes.size());
   const uint64_t held = it->second.bytes.size();
@@ -83,6 +113,12 @@ void SimMemorySpace::free(const Buffer& buffer) {
                 "the bytes held never go negative");
   payload_bytes_ -= held;
   context_.payload_bytes_held_total -= held;
+  if (context_.options.adversarial_memory) {
+    const uint64_t size = aligned_size(it->second.buffer.length);
+    const size_t region = it->first / kRegionSpan - 1;
+    TW_ASSERT_MSG(region < freed_.size(), "an allocation lies in one of the rank's regions");
+    freed_[region].emplace(it->first, size);
+  }
   allocations_.erase(it);
 }
 
@@ -182,6 +218,22 @@ void SimMemorySpace::preserve_held(uint64_t addr, uint64_t length) {
     h.copied = true;
     ++held_reads_copied_;
   }
+}
+
+// The lowest freed range that holds `size` bytes; what it has left over stays
+// free. Deterministic: the same frees give the same addresses.
+uint64_t SimMemorySpace::reuse_freed(size_t region, uint64_t size) {
+  std::map<uint64_t, uint64_t>& freed = freed_[region];
+  for (auto it = freed.begin(); it != freed.end(); ++it) {
+    if (it->second < size) continue;
+    const uint64_t addr = it->first;
+    const uint64_t left = it->second - size;
+    freed.erase(it);
+    if (left > 0) freed.emplace(addr + size, left);
+    TW_ASSERT(addr != 0 && addr % kAlignment == 0);
+    return addr;
+  }
+  return 0;
 }
 
 // The allocation that `buffer` is (or is part of): protocols carve pooled
@@ -286,6 +338,8 @@ Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Bu
   context_.events.use(SharedObject::memory(rank_, src.addr, src.length));
   if (Status st = check_range(dst, dst_offset, bytes, "cpu_copy dst"); !st.is_ok()) return st;
   if (Status st = check_range(src, src_offset, bytes, "cpu_copy src"); !st.is_ok()) return st;
+  context_.sanitizer.on_cpu_access(rank_, dst.addr, dst_offset, bytes, /*write=*/true, context_.now());
+  context_.sanitizer.on_cpu_access(rank_, src.addr, src_offset, bytes, /*write=*/false, context_.now());
   Allocation* d = find_allocation(dst);
   Allocation* s = find_allocation(src);
   TW_ASSERT_MSG(d != nullptr && s != nullptr, "check_range found both inside live allocations");
@@ -308,6 +362,8 @@ Status SimMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
                                    std::span<const std::byte> data) {
   context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   if (Status st = check_range(buffer, offset, data.size(), "write_bytes"); !st.is_ok()) return st;
+  context_.sanitizer.on_cpu_access(rank_, buffer.addr, offset, data.size(), /*write=*/true,
+                                   context_.now());
   Allocation* a = find_allocation(buffer);
   TW_ASSERT_MSG(a != nullptr, "check_range found it inside a live allocation");
   if (!data.empty() && materialize(*a)) {
@@ -323,6 +379,8 @@ Status SimMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
                                   std::span<std::byte> out) {
   context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));
   if (Status st = check_range(buffer, offset, out.size(), "read_bytes"); !st.is_ok()) return st;
+  context_.sanitizer.on_cpu_access(rank_, buffer.addr, offset, out.size(), /*write=*/false,
+                                   context_.now());
   Allocation* a = find_allocation(buffer);
   TW_ASSERT_MSG(a != nullptr, "check_range found it inside a live allocation");
   if (a->bytes.size() != a->buffer.length) {
@@ -357,6 +415,10 @@ void SimMemorySpace::digest(StateDigest& d) const {
     d.add(a.content_sum);
   }
   for (uint64_t next : next_addr_) d.add(next);
+  for (const auto& freed : freed_) {
+    d.add(freed.size());
+    for (const auto& [addr, size] : freed) d.add(addr).add(size);
+  }
 }
 
 }  // namespace tensorwire::sim

@@ -1,5 +1,7 @@
-// One simulated rank's memory. Addresses are deterministic and never reused
-// (a late write into freed memory cannot hit a new buffer by accident). In
+// One simulated rank's memory. Addresses are deterministic and, in a plain
+// run, never reused (a late write into freed memory cannot hit a new buffer
+// by accident); under the model checker (SimOptions::adversarial_memory)
+// freed memory is poisoned and reused first, so that such a write does. In
 // payload mode every allocation holds real bytes. In timing-only mode an
 // allocation gets bytes only when the CPU looks at it (host_view) or a message
 // lands in it, and only up to kTimingOnlyBytesMax: control rings and message
@@ -116,6 +118,7 @@ class SimMemorySpace final : public MemorySpace {
     if (context_.events.digesting()) track_written(a, offset, length);
   }
   static void track_written(const Allocation& a, uint64_t offset, uint64_t length);
+  void check_overlap(const Buffer& buffer) const;
   Status check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
                      const char* what) const;
   Allocation* find_allocation(const Buffer& buffer);
@@ -141,6 +144,11 @@ class SimMemorySpace final : public MemorySpace {
   uint32_t rank_;
   std::map<uint64_t, Allocation> allocations_;  // by address
   std::vector<uint64_t> next_addr_;              // per address region (host, gpu0, gpu1, ...)
+  // Adversarial mode only: freed ranges (address -> aligned bytes), per
+  // address region, reused lowest address first.
+  std::vector<std::map<uint64_t, uint64_t>> freed_;
+  // A freed range that fits `size` bytes in `region`, taken out of freed_; 0: none.
+  uint64_t reuse_freed(size_t region, uint64_t size);
   uint64_t payload_bytes_ = 0;
   std::map<uint64_t, HeldRead> held_;  // by id, in the order held
   uint64_t next_held_id_ = 1;

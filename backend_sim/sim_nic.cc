@@ -73,7 +73,10 @@ Result<MemoryRegion> SimNic::register_memory(const Buffer& buffer, Access access
 Status SimNic::deregister_memory(const MemoryRegion& region) {
   context_.events.use(SharedObject::memory(rank_, region.addr, region.length));
   Status st = registry_.remove(region);
-  if (st.is_ok()) context_.stats[rank_].deregistrations += 1;
+  if (st.is_ok()) {
+    context_.stats[rank_].deregistrations += 1;
+    context_.sanitizer.on_deregister(rank_, region.addr, region.length, context_.now());
+  }
   return st;
 }
 

@@ -127,6 +127,9 @@ void Simulator::crash_rank(RankId r) { impl_->transport->crash(r); }
 void Simulator::fail_next_registration(RankId r) {
   if (r < impl_->context.failing_registrations.size()) ++impl_->context.failing_registrations[r];
 }
+const std::vector<Problem>& Simulator::dma_problems() const {
+  return impl_->context.sanitizer.problems();
+}
 uint64_t Simulator::state_digest() const {
   const SimContext& c = impl_->context;
   StateDigest d;

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "backend_sim/sim_config.h"
+#include "core/problem.h"
 #include "core/transport_stats.h"
 #include "core/rank_env.h"
 #include "core/trace_sink.h"
@@ -46,6 +48,10 @@ class Simulator {
   void crash_rank(RankId r);                  // peers' QPs to it go to error
   void break_queue_pair(RankId a, RankId b);  // both ends to error, work flushed
   void fail_next_registration(RankId r);      // rank r's next register_memory fails
+
+  // What the DMA sanitizer found (backend_sim/dma_sanitizer.h): safety
+  // problems in the order found, each naming rank, range and both operations.
+  const std::vector<Problem>& dma_problems() const;
 
   // A hash of the simulated hardware's state (queue pairs, memory, CPU
   // timelines, what is pending and when), the same whatever order of events

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "backend_sim/sim_observer.h"
+#include "core/assert.h"
 #include "core/protocol_invariants.h"
 #include "core/splitmix64.h"
 #include "core/state_digest.h"
@@ -297,7 +298,10 @@ bool fault_reaches(const InjectedFault& fault, RankId src, RankId dst) {
 // transport error (a collective's rank that gave up); and, after a crash,
 // whatever the dead rank left behind (its own problems, the workload the
 // simulator could not finish for it). Adds the hangs a crash reveals: every
-// Recv of a live rank must still end, with its tensor or an error.
+// Recv of a live rank must still end, with its tensor or an error. Never a
+// safety problem (wrong bytes, a broken invariant, the DMA sanitizer's
+// findings): a fault injected earlier excuses no DMA that touches freed
+// memory or races with another.
 std::vector<Problem> answers_to_fault(const InjectedFault& fault, TimeNs fault_ns,
                                       const RunReport& report, std::vector<Problem>& problems) {
   std::vector<Problem> excused;
@@ -323,6 +327,8 @@ std::vector<Problem> answers_to_fault(const InjectedFault& fault, TimeNs fault_n
     const bool left_by_the_dead =
         crash && p.kind != ProblemKind::kSafety &&
         (p.rank == fault.rank || (p.kind == ProblemKind::kLiveness && !p.rank));
+    TW_ASSERT_MSG(!(rank_gave_up || left_by_the_dead) || p.kind != ProblemKind::kSafety,
+                  "a fault never excuses a safety problem");
     if (rank_gave_up || left_by_the_dead) excused.push_back(p);
   }
   return excused;
@@ -355,6 +361,8 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   SimulationOptions options;
   options.seed = seed;
   options.has_seed = true;
+  // Freed memory poisoned and reused first: an early free corrupts bytes.
+  options.adversarial_memory = true;
   options.scheduler = &fingerprinter;
   options.observer = &fingerprinter;
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();

@@ -23,6 +23,11 @@ struct SimulationOptions {
   bool timing_only = false;  // override the scenario's [run] mode
   uint64_t seed = 0;         // 0: the scenario's seed
   bool has_seed = false;
+  // The model checker's adversarial allocator (sim::SimOptions::adversarial_memory).
+  bool adversarial_memory = false;
+  // A planted allocator bug for the DMA sanitizer's tests: every rank's
+  // allocations overlap (sim::SimOptions::plant_overlapping_allocations).
+  bool plant_overlapping_allocations = false;
   // For the model checker: who orders same-time events (default FIFO), and
   // who watches the simulated hardware. Both outlive the run.
   sim::Scheduler* scheduler = nullptr;

@@ -11,9 +11,13 @@ namespace tensorwire {
 namespace {
 
 // The simulator's options for a run: the seed and mode settled in the report
-// header, the scenario's payload limits where it sets them.
-sim::SimOptions sim_options_of(const Scenario& scenario, const RunReport& report) {
+// header, the scenario's payload limits where it sets them, and the model
+// checker's memory options.
+sim::SimOptions sim_options_of(const Scenario& scenario, const RunReport& report,
+                               const SimulationOptions& options) {
   sim::SimOptions sim_options;
+  sim_options.plant_overlapping_allocations = options.plant_overlapping_allocations;
+  sim_options.adversarial_memory = options.adversarial_memory;
   sim_options.seed = report.seed;
   sim_options.payload = report.payload;
   if (scenario.payload_limit_bytes_per_rank > 0) {
@@ -23,6 +27,16 @@ sim::SimOptions sim_options_of(const Scenario& scenario, const RunReport& report
     sim_options.payload_limit_bytes_total = scenario.payload_limit_bytes_total;
   }
   return sim_options;
+}
+
+// The DMA sanitizer's findings, in the order it found them (simulated time),
+// ahead of the run's own checks: they name a cause (a buffer freed under a
+// DMA, a race) where the checks see its consequences (wrong bytes, a hang).
+// Safety problems, whatever became of the requests they belong to (an
+// injected fault excuses none of them).
+void add_dma_problems(RunReport& report, const sim::Simulator& simulator) {
+  const std::vector<Problem>& found = simulator.dma_problems();
+  report.problems.insert(report.problems.begin(), found.begin(), found.end());
 }
 
 // Every check a point-to-point run must pass once the simulator is idle; each
@@ -49,7 +63,7 @@ void check_point_to_point_run(RunReport& report,
 RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& options,
                              TraceSink& trace, const ProgressCallback& on_progress) {
   RunReport report = run_report_header(scenario, options);
-  sim::Simulator simulator(scenario.cluster, sim_options_of(scenario, report), trace);
+  sim::Simulator simulator(scenario.cluster, sim_options_of(scenario, report, options), trace);
   report.ranks = simulator.world_size();
   attach_model_hooks(simulator, options);
 
@@ -93,6 +107,7 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   }
   report.total_stats = simulator.total_stats();
   check_point_to_point_run(report, rendezvous);
+  add_dma_problems(report, simulator);
   return report;
 }
 
@@ -129,7 +144,7 @@ RunReport run_collective(const Scenario& scenario, const SimulationOptions& opti
   const CollectiveProtocol* protocol = scenario.protocol.descriptor().collective();
   TW_ASSERT_MSG(protocol != nullptr, "a protocol of collective shape runs collectives");
   TW_ASSERT_MSG(scenario.collective_workload.has_value(), "the loader read its workload");
-  sim::Simulator simulator(scenario.cluster, sim_options_of(scenario, report), trace);
+  sim::Simulator simulator(scenario.cluster, sim_options_of(scenario, report, options), trace);
   report.ranks = simulator.world_size();
   attach_model_hooks(simulator, options);
 
@@ -141,6 +156,7 @@ RunReport run_collective(const Scenario& scenario, const SimulationOptions& opti
   TW_ASSERT(outcome.counters.empty() || outcome.counters.size() == report.ranks);
   report.protocol_counters = std::move(outcome.counters);
   report.problems = std::move(outcome.problems);
+  add_dma_problems(report, simulator);
   report.collective = std::move(outcome.account);
   return report;
 }

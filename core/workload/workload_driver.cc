@@ -121,8 +121,10 @@ class WorkloadDriver::Impl {
   }
 
   void release_memory() {
-    for (auto& [key, buffer] : sources_) envs_[key.rank].memory.free(buffer);
+    for (auto& [key, source] : sources_) envs_[key.rank].memory.free(source.buffer);
     sources_.clear();
+    for (auto& [rank, buffer] : retired_) envs_[rank].memory.free(buffer);
+    retired_.clear();
     released_ = true;
   }
 
@@ -138,8 +140,12 @@ class WorkloadDriver::Impl {
     d.add(i.slots_.size());
     for (const auto& slot : i.slots_) d.add(slot.transfer).add(slot.done ? 1 : 0);
     d.add(i.sources_.size());
-    for (const auto& [key, buffer] : i.sources_) d.add(key.rank).add(key.name).add(buffer.addr).add(buffer.length);
+    for (const auto& [key, source] : i.sources_) {
+      d.add(key.rank).add(key.name).add(source.buffer.addr).add(source.buffer.length).add(source.pending);
+    }
     for (const auto& [key, generation] : i.source_generation_) d.add(key.rank).add(key.name).add(generation);
+    d.add(i.retired_.size());
+    for (const auto& [rank, buffer] : i.retired_) d.add(rank).add(buffer.addr);
     d.add(i.result_.steps.size());
     for (const StepResult& step : i.result_.steps) {
       d.add(step.step_id).add(step.transfers.size());
@@ -251,12 +257,22 @@ class WorkloadDriver::Impl {
     uint64_t bytes = tensor.total_bytes();
     SourceKey sk{t.src, t.name, t.src_kind, t.src_device, bytes};
     auto it = sources_.find(sk);
+    if (it != sources_.end() && it->second.pending != 0) {
+      // The last Send of this source has not called SendDone: the NIC may
+      // still read the buffer (its receiver can be done before the sender's
+      // completion comes), so filling it now would race with that read. It
+      // retires, and this Send gets a buffer of its own.
+      retired_.emplace_back(t.src, it->second.buffer);
+      sources_.erase(it);
+      it = sources_.end();
+    }
     if (it == sources_.end()) {
       Result<Buffer> buffer = memory.allocate(t.src_kind, t.src_device, bytes);
       if (!buffer.is_ok()) return tensor;  // send() reports the empty buffer
-      it = sources_.emplace(sk, *buffer).first;
+      it = sources_.emplace(sk, Source{*buffer, 0}).first;
     }
-    tensor.buffer = it->second;
+    tensor.buffer = it->second.buffer;
+    if (bytes > 0) ++it->second.pending;  // until its SendDone (do_send)
     if (memory.holds_payload() && bytes > 0) {
       Status st = fill_in_pieces(memory, tensor.buffer, key, piece_);
       (void)st;  // a failed fill shows up as a content mismatch at the receiver
@@ -287,6 +303,7 @@ class WorkloadDriver::Impl {
       MemorySpace& memory = envs_[t.src].memory;
       st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor),
                              [this, sk, generation, buffer, &memory](Status) {
+                               settle_send(sk, buffer);
                                if (source_generation_[sk] != generation) return;
                                if (!memory.holds_payload() || buffer.length == 0) return;
                                if (!released_ && sources_.count(sk) != 0) {
@@ -299,6 +316,15 @@ class WorkloadDriver::Impl {
     // through ERROR_STATUS and completes the transfer with it.
     Status told = rdv_[t.src]->fail_send(t.name, step().step_id, st);
     if (!told.is_ok()) fail_transfer(i, st);
+  }
+
+  // A Send's SendDone came: its source is the application's again.
+  // (A retired buffer's Sends settle against nothing: it is no source any more.)
+  void settle_send(const SourceKey& sk, const Buffer& buffer) {
+    auto it = sources_.find(sk);
+    if (buffer.length == 0 || it == sources_.end() || it->second.buffer.addr != buffer.addr) return;
+    TW_ASSERT_MSG(it->second.pending > 0, "SendDone ends a pending Send");
+    --it->second.pending;
   }
 
   void do_recv(size_t i) {
@@ -433,9 +459,15 @@ class WorkloadDriver::Impl {
   uint64_t seed_;
   std::vector<RankEnv> envs_;
   std::vector<Rendezvous*> rdv_;
-  std::map<SourceKey, Buffer> sources_;
+  struct Source {
+    Buffer buffer;
+    uint32_t pending = 0;  // its Sends whose SendDone has not come
+  };
+  std::map<SourceKey, Source> sources_;
   std::map<SourceKey, uint64_t> source_generation_;  // Sends of each source so far
   std::vector<std::byte> piece_;  // one piece of a tensor being filled, checked or scribbled over
+  // Sources still busy with a Send when the same tensor was sent again (freed at the end).
+  std::vector<std::pair<RankId, Buffer>> retired_;
   bool released_ = false;
   bool phase_open_ = false;  // between start_phase and finish_phase
   std::vector<RecvSlot> slots_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "model/explorer.h"
 #include "scenario/scenario_loader.h"
@@ -98,8 +99,61 @@ INSTANTIATE_TEST_SUITE_P(
                       ZooCase{PlantedBug::kFreeProxyBeforeCopy, CheckStrategy::kDfs, 50},
                       ZooCase{PlantedBug::kNoReallocOnSizeChange, CheckStrategy::kDfs, 50},
                       ZooCase{PlantedBug::kDestroyResponseEarly, CheckStrategy::kPct, 100},
-                      ZooCase{PlantedBug::kUnregisteredSource, CheckStrategy::kDfs, 50}),
+                      ZooCase{PlantedBug::kUnregisteredSource, CheckStrategy::kDfs, 50},
+                      ZooCase{PlantedBug::kSendDoneBeforeWrite, CheckStrategy::kDfs, 50},
+                      ZooCase{PlantedBug::kDeregisterSourceEarly, CheckStrategy::kDfs, 50},
+                      ZooCase{PlantedBug::kPoolOverlap, CheckStrategy::kDfs, 50}),
     [](const auto& info) { return std::string(tf_verbs::planted_bug_name(info.param.bug)); });
+
+// The bugs the DMA sanitizer names at the moment they happen: the caller
+// overwriting a source the NIC still reads, a source deregistered under its
+// write, the pool handing a destination still in use to a second request (the
+// receiver then reads one tensor while the other's write still lands there).
+// Other checks see only some consequence, in some orders (wrong bytes, a hang
+// after a protection error); the counterexample's first problem is the
+// sanitizer's, names both operations, and replays from the schedule's choices.
+struct SanitizerCase {
+  PlantedBug bug;
+  RankId rank;  // where the memory is
+  std::vector<std::string> words;
+};
+
+TEST(BugZooSanitizer, TheDmaSanitizerNamesTheseFirstAndTheyReplay) {
+  const std::vector<SanitizerCase> cases = {
+      {PlantedBug::kSendDoneBeforeWrite, 0,
+       {"written by the CPU", "while RDMA write with immediate wr", "still reads it"}},
+      {PlantedBug::kDeregisterSourceEarly, 0,
+       {"deregistered", "while RDMA write with immediate wr", "still reads it"}},
+      {PlantedBug::kPoolOverlap, 1,
+       {"read by the CPU", "while RDMA write with immediate wr", "still writes it"}},
+  };
+  for (const SanitizerCase& c : cases) {
+    Scenario s = load_scenario_string(kZooScenario, "zoo.toml");
+    tf_verbs::options_of(s.protocol.options).planted_bug = c.bug;
+    CheckOptions o;
+    o.strategy = CheckStrategy::kDfs;
+    o.max_schedules = 50;
+    CheckReport r = check(s, o);
+    ASSERT_EQ(r.outcome, CheckOutcome::kSafety) << tf_verbs::planted_bug_name(c.bug);
+    ASSERT_TRUE(r.counterexample);
+    ASSERT_FALSE(r.counterexample->problems.empty());
+    const Problem& first = r.counterexample->problems[0];
+    EXPECT_EQ(first.kind, ProblemKind::kSafety);
+    EXPECT_EQ(first.rank, c.rank);
+    EXPECT_EQ(first.peer, RankId{1} - c.rank);
+    const std::string where = "DMA sanitizer: rank " + std::to_string(c.rank) + ": buffer 0x";
+    EXPECT_NE(first.text.find(where), std::string::npos) << problem_line(first);
+    for (const std::string& words : c.words) {
+      EXPECT_NE(first.text.find(words), std::string::npos) << problem_line(first);
+    }
+    ReplayStrategy replay(r.counterexample->choices);
+    NullTraceSink trace;
+    Execution again = run_execution(model_scenario(s), o.seed, replay, trace);
+    EXPECT_FALSE(again.diverged);
+    EXPECT_EQ(again.outcome, CheckOutcome::kSafety);
+    EXPECT_EQ(again.problems, r.counterexample->problems);
+  }
+}
 
 // When the stale address is still registered (the old, larger buffer went back
 // to the pool), the write lands: the write-destination invariant names it

@@ -12,6 +12,9 @@ const char* planted_bug_name(PlantedBug bug) {
     case PlantedBug::kNoReallocOnSizeChange: return "no_realloc_on_size_change";
     case PlantedBug::kDestroyResponseEarly: return "destroy_response_early";
     case PlantedBug::kUnregisteredSource: return "unregistered_source";
+    case PlantedBug::kSendDoneBeforeWrite: return "send_done_before_write";
+    case PlantedBug::kDeregisterSourceEarly: return "deregister_source_early";
+    case PlantedBug::kPoolOverlap: return "pool_overlap";
   }
   return "?";
 }

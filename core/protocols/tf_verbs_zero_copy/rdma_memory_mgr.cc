@@ -106,6 +106,13 @@ Result<RegisteredBuffer> RdmaMemoryMgr::allocate_pooled(const PoolKey& key, uint
     b.length = bytes;
     return RegisteredBuffer{b, a.region};
   };
+  if (overlapping_hand_out_ && key.registered) {
+    // The planted mistake: the first buffer of this class still in use, as
+    // if it were free.
+    for (auto& [addr, a] : allocations_) {
+      if (a.in_use && a.key.tie() == key.tie()) return view(a);
+    }
+  }
   auto free_it = free_.find(key);
   if (free_it != free_.end() && !free_it->second.empty()) {
     uint64_t addr = free_it->second.back();
@@ -199,6 +206,12 @@ Result<MemoryRegion> RdmaMemoryMgr::register_region(const Buffer& buffer, Access
   }
   ++registrations_;
   return region;
+}
+
+void RdmaMemoryMgr::forget_source(const Buffer& buffer) {
+  auto it = regions_.find(buffer.addr);
+  if (it == regions_.end() || it->second.owner != RegionOwner::kSource) return;
+  deregister_region(buffer.addr);
 }
 
 void RdmaMemoryMgr::deregister_region(uint64_t start) {

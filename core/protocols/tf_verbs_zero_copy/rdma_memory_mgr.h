@@ -67,6 +67,12 @@ class RdmaMemoryMgr {
   // A region covering a Send's source buffer: found, or registered now with
   // kLocalWrite only (local read is implied) and remembered.
   Result<MemoryRegion> register_source(const Buffer& buffer);
+  // Deregisters the source region register_source made for `buffer`, if
+  // any. Only a planted bug calls it (PlantedBug::kDeregisterSourceEarly).
+  void forget_source(const Buffer& buffer);
+  // PlantedBug::kPoolOverlap: a registered buffer still in use is handed out
+  // again, so two live buffers overlap.
+  void plant_overlapping_hand_out(bool on) { overlapping_hand_out_ = on; }
 
   // --- registered buffer pool ---
   // A buffer of `bytes` in (kind, device) registered with exactly `access`,
@@ -123,6 +129,7 @@ class RdmaMemoryMgr {
   std::map<uint64_t, Allocation> allocations_;     // pool buffers by address
   std::map<PoolKey, std::vector<uint64_t>> free_;  // free pool buffers by class
   uint64_t registrations_ = 0;
+  bool overlapping_hand_out_ = false;
 };
 
 }  // namespace tensorwire::tf_verbs

@@ -52,7 +52,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       : env_(env),
         options_(options),
         mgr_(env.nic, env.memory),
-        track_("rank " + std::to_string(env.nic.rank())) {}
+        track_("rank " + std::to_string(env.nic.rank())) {
+    mgr_.plant_overlapping_hand_out(options_.planted_bug == PlantedBug::kPoolOverlap);
+  }
 
   ~Impl() override {
     *alive_ = false;

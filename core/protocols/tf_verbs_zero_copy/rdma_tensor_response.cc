@@ -256,10 +256,19 @@ void RdmaTensorResponse::post_write() {
     Destroy();
     return;
   }
-  if (env_.options().planted_bug == PlantedBug::kDestroyResponseEarly && content_) {
+  const PlantedBug bug = env_.options().planted_bug;
+  if (bug == PlantedBug::kDestroyResponseEarly && content_) {
     // The clone is freed while the NIC has yet to read it.
     env_.memory_mgr().discard(content_->buffer);
     content_.reset();
+  }
+  if (bug == PlantedBug::kSendDoneBeforeWrite && sent_) {
+    // SendDone now: the caller may overwrite the tensor the NIC still reads.
+    sent_.reset();
+  }
+  if (bug == PlantedBug::kDeregisterSourceEarly && sent_) {
+    // The caller's tensor loses its registration while the NIC still reads it.
+    env_.memory_mgr().forget_source(sent_->tensor.buffer);
   }
   ++env_.stats().content_writes;
 }

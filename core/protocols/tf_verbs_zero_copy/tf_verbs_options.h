@@ -21,6 +21,11 @@ enum class PlantedBug : uint8_t {
   kNoReallocOnSizeChange,   // the receiver caches new meta-data but keeps the old buffer
   kDestroyResponseEarly,    // the response lets go of its source right after posting the write
   kUnregisteredSource,      // the sender writes from a source it never registered
+  // Found only by the simulator's DMA sanitizer (the simulated NIC reads a
+  // source when it posts it, so the bytes still arrive right):
+  kSendDoneBeforeWrite,     // the caller may reuse its source while the write still reads it
+  kDeregisterSourceEarly,   // the source's registration goes right after posting its write
+  kPoolOverlap,             // the pool hands out a registered buffer still in use
 };
 
 const char* planted_bug_name(PlantedBug bug);
@@ -31,7 +36,8 @@ inline constexpr PlantedBug kPlantedBugs[] = {
     PlantedBug::kStaleReRequestAddress, PlantedBug::kSkipClone,
     PlantedBug::kReuseRequestIndex,     PlantedBug::kFreeProxyBeforeCopy,
     PlantedBug::kNoReallocOnSizeChange, PlantedBug::kDestroyResponseEarly,
-    PlantedBug::kUnregisteredSource};
+    PlantedBug::kUnregisteredSource,    PlantedBug::kSendDoneBeforeWrite,
+    PlantedBug::kDeregisterSourceEarly, PlantedBug::kPoolOverlap};
 
 // The most control_ring_size a scenario may ask for: the simulator's
 // timing-only mode gives bytes to buffers up to 8 MiB, which holds a ring this

@@ -1,0 +1,162 @@
+// The DMA sanitizer: AddressSanitizer's idea for the NIC and the copy
+// engines. It keeps, per rank, the ranges every in-flight DMA reads and writes
+// (each RDMA send / write / read and each copy, from post to the completion
+// that ends it) and checks the simulator's memory events against them:
+//   - memory freed or deregistered while a DMA that touches it is in flight;
+//   - a DMA or a CPU access (read_bytes, write_bytes, cpu_copy) to a range an
+//     in-flight DMA writes (a producer/consumer race), and a CPU write to a
+//     range an in-flight DMA reads (the NIC or engine may still read it);
+//   - two in-flight DMA writes to overlapping ranges;
+//   - two live allocations that overlap.
+// Each violation is a safety Problem naming the rank, the buffer range and
+// both operations, kept in the order found (simulated time order), so a run
+// is still a pure function of its inputs. Protocol-neutral: it watches the
+// simulated hardware, never a protocol.
+//
+// Deliberately not flagged: a DMA write over a range an in-flight DMA reads
+// (the simulator snapshots a source when the NIC reads it, and the issue's
+// rules name write-after-write and read-after-write only); the buffer of a
+// posted receive (the NIC owns it until the receive completes, but protocols
+// legitimately recycle ring slots they re-post); host_view (a protocol's own
+// view of host memory: whether it reads or writes is not known).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/problem.h"
+
+namespace tensorwire::sim {
+
+enum class DmaOpKind : uint8_t { kSend, kRdmaWrite, kRdmaWriteWithImm, kRdmaRead, kCopy };
+
+// What an in-flight DMA is, for the problem's text.
+struct DmaOp {
+  DmaOpKind kind = DmaOpKind::kCopy;
+  uint32_t initiator = 0;  // the rank that posted it
+  uint32_t peer = 0;       // the other end (the initiator itself for a copy)
+  uint64_t wr_id = 0;      // the work request's id (0 for a copy)
+  TimeNs posted_ns = 0;
+};
+
+// One rank's range [addr, addr + length); length 0 touches nothing.
+struct DmaRange {
+  uint32_t rank = 0;
+  uint64_t addr = 0;
+  uint64_t length = 0;
+};
+
+class DmaSanitizer {
+ public:
+  // At most this many problems are kept: one planted bug can repeat its
+  // violation on every step, and the first few say everything.
+  static constexpr size_t kMaxProblems = 64;
+
+  explicit DmaSanitizer(uint32_t ranks);
+
+  // Ids for copies, apart from the transport's work request sequence numbers.
+  uint64_t next_copy_id() { return kCopyIdBit | next_copy_++; }
+
+  // DMA `id` starts: it reads `read` and writes `write` until end(id) (the
+  // write side may end earlier, with end_write: the bytes have landed).
+  // Inline: they run for every work request and copy, and the event loop's
+  // rate must not notice (docs/PERFORMANCE.md). The overlap checks run only
+  // where some DMA writes.
+  void begin(uint64_t id, const DmaOp& op, const DmaRange& read, const DmaRange& write,
+             TimeNs now_ns) {
+    if (read.length > 0) {
+      if (writes_[read.rank] > 0) check_dma(id, op, read, /*write=*/false, now_ns);
+      add(read, id, op, false);
+    }
+    if (write.length > 0) {
+      if (writes_[write.rank] > 0) check_dma(id, op, write, /*write=*/true, now_ns);
+      add(write, id, op, true);
+      ++writes_[write.rank];
+    }
+  }
+  void end_write(uint64_t id, uint32_t write_rank) { erase(write_rank, id, /*writes_only=*/true); }
+  void end(uint64_t id, uint32_t read_rank, uint32_t write_rank) {
+    erase(read_rank, id, false);
+    if (write_rank != read_rank) erase(write_rank, id, false);
+  }
+
+  // Memory events of `rank`.
+  void on_free(uint32_t rank, uint64_t addr, uint64_t length, TimeNs now_ns);
+  void on_deregister(uint32_t rank, uint64_t addr, uint64_t length, TimeNs now_ns);
+  // The CPU reads or writes [offset, +length) of the buffer at buffer_addr.
+  void on_cpu_access(uint32_t rank, uint64_t buffer_addr, uint64_t offset, uint64_t length,
+                     bool write, TimeNs now_ns);
+  // A new allocation [addr, +length) overlaps the live one [other_addr, +other_length).
+  void on_overlapping_allocation(uint32_t rank, uint64_t addr, uint64_t length,
+                                 uint64_t other_addr, uint64_t other_length, TimeNs now_ns);
+
+  const std::vector<Problem>& problems() const { return problems_; }
+  size_t in_flight(uint32_t rank) const { return ranges_[rank].size(); }
+
+ private:
+  static constexpr uint64_t kCopyIdBit = 1ull << 63;
+  struct Entry {
+    uint64_t addr = 0;
+    uint64_t end = 0;  // one past the last byte
+    uint64_t id = 0;
+    DmaOp op;
+    bool write = false;
+  };
+  // Field by field, in place: copying a whole Entry built on the stack from
+  // smaller stores stalls on store forwarding (it cost most of begin's time).
+  void add(const DmaRange& range, uint64_t id, const DmaOp& op, bool write) {
+    Entry& e = ranges_[range.rank].emplace_back();
+    e.addr = range.addr;
+    e.end = range.addr + range.length;
+    e.id = id;
+    e.op.kind = op.kind;
+    e.op.initiator = op.initiator;
+    e.op.peer = op.peer;
+    e.op.wr_id = op.wr_id;
+    e.op.posted_ns = op.posted_ns;
+    e.write = write;
+  }
+  // Reading or writing what another DMA still writes; never the op against
+  // itself (a copy within one buffer is the engine's business).
+  void check_dma(uint64_t id, const DmaOp& op, const DmaRange& range, bool write, TimeNs now_ns) {
+    const uint64_t end = range.addr + range.length;
+    for (const Entry& e : ranges_[range.rank]) {
+      if (e.write && e.id != id && range.addr < e.end && e.addr < end) {
+        report_dma(op, range, write, e, now_ns);
+      }
+    }
+  }
+  void report_dma(const DmaOp& op, const DmaRange& range, bool write, const Entry& in_flight,
+                  TimeNs now_ns);
+  // [addr, end) of the buffer at `base` meets `in_flight`'s range.
+  void report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t end, const std::string& what,
+              const Entry& in_flight, TimeNs now_ns);
+  void erase(uint32_t rank, uint64_t id, bool writes_only) {
+    // Order does not matter to the checks, and a problem names the ops it
+    // finds, whatever their order here: swap-remove.
+    if (writes_only && writes_[rank] == 0) return;
+    std::vector<Entry>& entries = ranges_[rank];
+    for (size_t i = 0; i < entries.size();) {
+      if (entries[i].id == id && (entries[i].write || !writes_only)) {
+        writes_[rank] -= entries[i].write ? 1 : 0;
+        entries[i] = entries.back();
+        entries.pop_back();
+        if (writes_only) return;  // a DMA writes one range
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  std::vector<std::vector<Entry>> ranges_;  // per rank: every in-flight DMA's ranges there
+  std::vector<uint64_t> writes_;            // per rank: how many of those write
+  std::vector<Problem> problems_;
+  uint64_t next_copy_ = 1;
+};
+
+// "RDMA write wr 17 (rank 0 -> rank 1, posted at 1.20 us)", "copy (rank 0, posted at 3 us)".
+std::string describe_dma(const DmaOp& op);
+
+}  // namespace tensorwire::sim
