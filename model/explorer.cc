@@ -309,8 +309,7 @@ std::vector<Problem> answers_to_fault(const InjectedFault& fault, TimeNs fault_n
   for (const StepResult& step : report.workload.steps) {
     for (const TransferResult& t : step.transfers) {
       if (!t.status.is_ok() && t.done_ns >= fault_ns && fault_reaches(fault, t.src, t.dst)) {
-        std::optional<Problem> p = transfer_problem(step.step_id, t);
-        if (p && p->kind != ProblemKind::kBadInput) excused.push_back(*p);
+        if (std::optional<Problem> p = transfer_problem(step.step_id, t)) excused.push_back(*p);
       }
       if (crash && t.dst != fault.rank && !t.done) {
         problems.push_back(liveness_problem(

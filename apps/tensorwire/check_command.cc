@@ -17,7 +17,6 @@
 #include "model/schedule_file.h"
 #include "model/schedule_replay.h"
 #include "report/check_summary.h"
-#include "runner/payload_estimate.h"
 #include "report/chrome_trace_writer.h"
 #include "report/content_hash.h"
 #include "report/progress_bar.h"
@@ -265,14 +264,11 @@ int refuse_unchecked_scenario(const CheckArgs& args, const model::Execution& run
 // above it is refused before anything is allocated (false, after an error).
 bool bound_payload_memory(const CheckArgs& args, Scenario& scenario, std::ostream& out,
                           std::ostream& err) {
-  const uint64_t limit_bytes = memory_limit_bytes(args.memory_limit);
-  scenario.payload_limit_bytes_total = limit_bytes;
-  const uint64_t estimate_bytes = payload_bytes_estimate(scenario);
-  if (payload_memory_fits(estimate_bytes, limit_bytes, out)) return true;
+  const std::optional<std::string> over = payload_memory_over_limit(args.memory_limit, scenario, out);
+  if (!over) return true;
   err << kErrorPrefix << "'" << args.scenario_path
       << "' cannot be checked as it is (not a protocol bug; no counterexample written):\n  "
-      << over_limit_text(estimate_bytes, limit_bytes, !args.memory_limit.empty())
-      << "\n  (the checker runs in payload mode, moving and checking real bytes whatever the "
+      << *over << "\n  (the checker runs in payload mode, moving and checking real bytes whatever the "
          "scenario's [run] mode: check a smaller scenario, such as scenarios/model_*.toml, or "
          "raise --memory-limit)\n";
   return false;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/units_format.h"
+#include "runner/payload_estimate.h"
 #include "scenario/units.h"
 
 namespace tensorwire::app {
@@ -52,19 +53,22 @@ uint64_t memory_limit_bytes(const std::string& text) {
   return bytes ? *bytes : default_memory_limit_bytes();  // the flag's check accepted it
 }
 
-bool payload_memory_fits(uint64_t estimate_bytes, uint64_t limit_bytes, std::ostream& out) {
-  if (estimate_bytes > limit_bytes) return false;
+std::optional<std::string> payload_memory_over_limit(const std::string& limit_text,
+                                                     Scenario& scenario, std::ostream& out) {
+  const uint64_t limit_bytes = memory_limit_bytes(limit_text);
+  scenario.payload_limit_bytes_total = limit_bytes;
+  const uint64_t estimate_bytes = payload_bytes_estimate(scenario);
+  if (estimate_bytes > limit_bytes) {
+    return "payload memory: about " + format_bytes(estimate_bytes) + " would be held, above the " +
+           "memory limit of " + format_bytes(limit_bytes) +
+           (!limit_text.empty() ? " (--memory-limit)"
+                                : " (--memory-limit's default: half of this machine's memory)");
+  }
   if (estimate_bytes >= kPrintedEstimateMinBytes) {
     out << "payload memory: about " << format_bytes(estimate_bytes) << " (limit "
         << format_bytes(limit_bytes) << ")\n";
   }
-  return true;
-}
-
-std::string over_limit_text(uint64_t estimate_bytes, uint64_t limit_bytes, bool limit_given) {
-  return "payload memory: about " + format_bytes(estimate_bytes) + " would be held, above the " +
-         "memory limit of " + format_bytes(limit_bytes) +
-         (limit_given ? " (--memory-limit)" : " (--memory-limit's default: half of this machine's memory)");
+  return std::nullopt;
 }
 
 }  // namespace tensorwire::app

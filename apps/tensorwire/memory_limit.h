@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "scenario/scenario.h"
+
 namespace tensorwire::app {
 
 // Adds --memory-limit SIZE to a command; `text` stays empty when not given.
@@ -32,11 +34,12 @@ uint64_t memory_limit_bytes(const std::string& text);
 // Estimates at least this large are printed before the run.
 inline constexpr uint64_t kPrintedEstimateMinBytes = 1ull << 30;
 
-// "payload memory: about X (limit Y)" on `out` when the estimate is large.
-// False when the estimate passes the limit: the run must not start.
-bool payload_memory_fits(uint64_t estimate_bytes, uint64_t limit_bytes, std::ostream& out);
-
-// The sentence an error gives about an estimate above the limit.
-std::string over_limit_text(uint64_t estimate_bytes, uint64_t limit_bytes, bool limit_given);
+// What `run` and `check` do before a payload-mode simulation: bound it by the
+// limit `limit_text` asks for (or the default), estimate what it would hold,
+// print "payload memory: about X (limit Y)" on `out` when that is large, and
+// give back the sentence an error says when the estimate passes the limit
+// (nullopt: the run may start).
+std::optional<std::string> payload_memory_over_limit(const std::string& limit_text,
+                                                     Scenario& scenario, std::ostream& out);
 
 }  // namespace tensorwire::app

@@ -22,7 +22,6 @@
 #include "report/results_json.h"
 #include "report/summary.h"
 #include "core/units_format.h"
-#include "runner/payload_estimate.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
 
@@ -228,13 +227,13 @@ std::string progress_unit_of(const Scenario& scenario) {
 // when it passes the limit (then false: the run must not start).
 bool bound_payload_memory(const RunArgs& args, const std::string& path, bool payload,
                           Scenario& scenario, std::ostream& out, std::ostream& err) {
-  const uint64_t limit_bytes = memory_limit_bytes(args.memory_limit);
-  scenario.payload_limit_bytes_total = limit_bytes;
-  if (!payload) return true;
-  const uint64_t estimate_bytes = payload_bytes_estimate(scenario);
-  if (payload_memory_fits(estimate_bytes, limit_bytes, out)) return true;
-  err << kErrorPrefix << "'" << path << "' is too big to run in payload mode here: "
-      << over_limit_text(estimate_bytes, limit_bytes, !args.memory_limit.empty())
+  if (!payload) {
+    scenario.payload_limit_bytes_total = memory_limit_bytes(args.memory_limit);
+    return true;
+  }
+  const std::optional<std::string> over = payload_memory_over_limit(args.memory_limit, scenario, out);
+  if (!over) return true;
+  err << kErrorPrefix << "'" << path << "' is too big to run in payload mode here: " << *over
       << "; run it in timing mode ([run] mode = \"timing\", or --timing-only) or raise "
          "--memory-limit\n";
   return false;
