@@ -50,6 +50,35 @@ void EventQueue::cancel(EventId id) {
   --live_;
 }
 
+namespace {
+
+bool is_kind(const char* kind, std::string_view wanted) { return std::string_view(kind) == wanted; }
+
+}  // namespace
+
+std::optional<uint32_t> EventQueue::bring_forward(std::string_view kind) {
+  HeapEntry* earliest = nullptr;
+  for (HeapEntry& e : heap_) {
+    const Slot& slot = slots_[e.slot];
+    if (slot.sequence != e.sequence || e.at_ns <= now_ns_ || !is_kind(slot.kind, kind)) continue;
+    if (earliest == nullptr || later(*earliest, e)) earliest = &e;
+  }
+  if (earliest == nullptr) return std::nullopt;
+  const uint32_t rank = slots_[earliest->slot].rank;
+  earliest->at_ns = now_ns_;
+  std::make_heap(heap_.begin(), heap_.end(), later);
+  TW_ASSERT(!heap_.empty() && heap_.front().at_ns == now_ns_);
+  return rank;
+}
+
+bool EventQueue::has_later(std::string_view kind) const {
+  for (const HeapEntry& e : heap_) {
+    const Slot& slot = slots_[e.slot];
+    if (slot.sequence == e.sequence && e.at_ns > now_ns_ && is_kind(slot.kind, kind)) return true;
+  }
+  return false;
+}
+
 bool EventQueue::is_pending(EventId id) const {
   return id.valid() && id.slot < slots_.size() && slots_[id.slot].sequence == id.sequence;
 }

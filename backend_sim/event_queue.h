@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "backend_sim/scheduler.h"
@@ -69,6 +71,14 @@ class EventQueue {
   }
   // No-op for an event that already ran or was cancelled.
   void cancel(EventId id);
+  // Moves the earliest live event of `kind` due later than now to now, keeping
+  // its id (so cancelling it still works): a model checker making a timeout
+  // fire early. Its rank, or nullopt when no such event is pending. Called
+  // between events or inside a scheduler's pick, whose ready events are then
+  // gathered again.
+  std::optional<uint32_t> bring_forward(std::string_view kind);
+  // Whether bring_forward(kind) would find an event.
+  bool has_later(std::string_view kind) const;
   bool is_pending(EventId id) const;
 
   // Runs the next live event; false when there is none.

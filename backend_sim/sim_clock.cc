@@ -12,7 +12,7 @@ TimerId SimClock::schedule_after(TimeNs delay_ns, std::function<void()> callback
   // entry in timers_ when it fires (the table stays as small as the pending set).
   auto self_id = std::make_shared<uint64_t>(0);
   EventId id = context_.events.schedule_after(
-      delay_ns, rank_, "timer", [this, self_id, callback = std::move(callback)] {
+      delay_ns, rank_, delay_ns > 0 ? kTimeoutKind : kTimerKind, [this, self_id, callback = std::move(callback)] {
         timers_.erase(*self_id);
         if (context_.crashed[rank_]) return;
         callback();

@@ -10,6 +10,14 @@ namespace tensorwire::sim {
 
 class SimClock final : public Clock {
  public:
+  // The event kinds of its timers: "timer" for one due now (the workload's
+  // zero offsets, a protocol deferring work), "timeout" for one due later (a
+  // request timeout: under the model checker, whose scenarios have no other
+  // delays, the only timers of that kind), which `check --faults timeout`
+  // may fire early (Simulator::fire_timeout_now).
+  static constexpr const char* kTimerKind = "timer";
+  static constexpr const char* kTimeoutKind = "timeout";
+
   SimClock(SimContext& context, uint32_t rank) : context_(context), rank_(rank) {}
   TimeNs now_ns() const override { return context_.now(); }
   TimerId schedule_after(TimeNs delay_ns, std::function<void()> callback) override;

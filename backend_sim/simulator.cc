@@ -127,6 +127,12 @@ void Simulator::crash_rank(RankId r) { impl_->transport->crash(r); }
 void Simulator::fail_next_registration(RankId r) {
   if (r < impl_->context.failing_registrations.size()) ++impl_->context.failing_registrations[r];
 }
+std::optional<RankId> Simulator::fire_timeout_now() {
+  return impl_->context.events.bring_forward(SimClock::kTimeoutKind);
+}
+bool Simulator::timeout_pending() const {
+  return impl_->context.events.has_later(SimClock::kTimeoutKind);
+}
 const std::vector<Problem>& Simulator::dma_problems() const {
   return impl_->context.sanitizer.problems();
 }

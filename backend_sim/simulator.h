@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backend_sim/sim_config.h"
@@ -48,6 +49,11 @@ class Simulator {
   void crash_rank(RankId r);                  // peers' QPs to it go to error
   void break_queue_pair(RankId a, RankId b);  // both ends to error, work flushed
   void fail_next_registration(RankId r);      // rank r's next register_memory fails
+  // The earliest pending timeout (a timer set to fire later than now: see
+  // SimClock) fires now instead; the rank it belongs to, or nullopt when none
+  // is pending.
+  std::optional<RankId> fire_timeout_now();
+  bool timeout_pending() const;
 
   // What the DMA sanitizer found (backend_sim/dma_sanitizer.h): safety
   // problems in the order found, each naming rank, range and both operations.

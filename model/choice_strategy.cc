@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/assert.h"
 #include "core/splitmix64.h"
 
 namespace tensorwire::model {
@@ -58,9 +59,25 @@ const char* fault_kind_name(FaultKind kind) {
     case FaultKind::kQpError: return "qp_error";
     case FaultKind::kRegistrationFailure: return "reg_fail";
     case FaultKind::kCrash: return "crash";
+    case FaultKind::kTimeout: return "timeout";
+    case FaultKind::kStepAbort: return "abort";
   }
   return "?";
 }
+
+namespace {
+
+constexpr FaultKind kFaultKinds[] = {FaultKind::kQpError, FaultKind::kRegistrationFailure,
+                                     FaultKind::kCrash, FaultKind::kTimeout, FaultKind::kStepAbort};
+
+std::optional<FaultKind> fault_kind_from_name(std::string_view name) {
+  for (FaultKind k : kFaultKinds) {
+    if (name == fault_kind_name(k)) return k;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 bool parse_fault_list(std::string_view text, std::vector<FaultKind>& out) {
   out.clear();
@@ -68,18 +85,10 @@ bool parse_fault_list(std::string_view text, std::vector<FaultKind>& out) {
   while (!text.empty()) {
     const size_t comma = text.find(',');
     const std::string_view name = text.substr(0, comma);
-    FaultKind kind;
-    if (name == fault_kind_name(FaultKind::kQpError)) {
-      kind = FaultKind::kQpError;
-    } else if (name == fault_kind_name(FaultKind::kRegistrationFailure)) {
-      kind = FaultKind::kRegistrationFailure;
-    } else if (name == fault_kind_name(FaultKind::kCrash)) {
-      kind = FaultKind::kCrash;
-    } else {
-      return false;
-    }
-    if (std::find(out.begin(), out.end(), kind) != out.end()) return false;  // named twice
-    out.push_back(kind);
+    const std::optional<FaultKind> kind = fault_kind_from_name(name);
+    if (!kind) return false;
+    if (std::find(out.begin(), out.end(), *kind) != out.end()) return false;  // named twice
+    out.push_back(*kind);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
     if (text.empty()) return false;  // a trailing comma
@@ -94,22 +103,53 @@ std::string fault_list_text(const std::vector<FaultKind>& kinds) {
   return out;
 }
 
+uint64_t RecordingScheduler::fault_state() const {
+  uint64_t state = 0;
+  for (const InjectedFault& f : struck_) {
+    // A QP error always breaks the queue pair between ranks 0 and 1, and a
+    // timeout fires the earliest pending one whoever ran first: which rank's
+    // event was first where they struck does not matter.
+    const bool rank_free = f.kind == FaultKind::kQpError || f.kind == FaultKind::kTimeout;
+    const uint64_t rank = rank_free ? 0 : f.rank;
+    state = state * 0x100000001b3ull + 1 + static_cast<uint64_t>(f.kind) * 7 + rank * 131;
+  }
+  return state;
+}
+
+void RecordingScheduler::gather_offered(uint32_t rank) {
+  offered_.clear();
+  if (!faults_open()) return;
+  for (FaultKind k : faults_.kinds) {
+    if (!applies_ || applies_(k, rank)) offered_.push_back(k);
+  }
+}
+
+std::optional<uint32_t> RecordingScheduler::forced_choice(uint64_t step, uint32_t ready_count) {
+  if (next_forced_ >= faults_.forced.size()) return std::nullopt;
+  const ForcedFault& f = faults_.forced[next_forced_];
+  if (step < f.at) return std::nullopt;
+  TW_ASSERT_MSG(f.kind < faults_.kinds.size(), "a forced fault of a kind on offer");
+  const auto it = std::find(offered_.begin(), offered_.end(), faults_.kinds[f.kind]);
+  if (it == offered_.end()) return std::nullopt;  // cannot strike here: at the next point it can
+  ++next_forced_;
+  return ready_count + static_cast<uint32_t>(it - offered_.begin());
+}
+
 size_t RecordingScheduler::pick(std::span<const sim::ReadyEvent> ready) {
+  TW_ASSERT(!ready.empty());
   const uint64_t step = choices_.size();
-  const bool fault_open = faults_.enabled() && !fault_done_;
   const uint32_t n = static_cast<uint32_t>(ready.size());
-  const uint32_t extra = fault_open ? static_cast<uint32_t>(faults_.kinds.size()) : 0;
+  gather_offered(ready[0].rank);
+  const uint32_t extra = static_cast<uint32_t>(offered_.size());
   uint32_t choice = 0;
-  if (fault_open && faults_.forced_at >= 0) {
+  if (!faults_.forced.empty()) {
     // The strategy is asked either way, so its own plan (PCT's change points)
     // stays in step.
     choice = strategy_.choose(ready, step);
-    if (static_cast<int64_t>(step) == faults_.forced_at) {
-      choice = n + std::min<uint32_t>(faults_.forced_kind, extra - 1);
-    }
-  } else if (fault_open) {
+    if (std::optional<uint32_t> forced = forced_choice(step, n)) choice = *forced;
+  } else if (extra > 0) {
     options_.assign(ready.begin(), ready.end());
-    for (FaultKind k : faults_.kinds) options_.push_back({0, UINT32_MAX, fault_kind_name(k)});
+    for (FaultKind k : offered_) options_.push_back({0, UINT32_MAX, fault_kind_name(k)});
     choice = strategy_.choose(options_, step);
   } else {
     choice = strategy_.choose(ready, step);
@@ -118,16 +158,14 @@ size_t RecordingScheduler::pick(std::span<const sim::ReadyEvent> ready) {
   if (choice >= width) choice = 0;
   choices_.push_back(choice);
   widths_.push_back(width);
-  if (choice >= n) {  // a fault: it strikes now, then the queue asks again
-    fault_done_ = true;
-    const InjectedFault fault{faults_.kinds[choice - n], ready[0].rank};
-    struck_ = fault;
-    strategy_.ran(sim::ReadyEvent{sim::Scheduler::kInjectedSequence, UINT32_MAX,
-                                  fault_kind_name(fault.kind), 0, ready[0].at_ns});
-    if (fault_handler_) fault_handler_(fault);
-    return kGatherAgain;
-  }
-  return choice;
+  if (choice < n) return choice;
+  // A fault: it strikes now, then the queue asks again.
+  const InjectedFault fault{offered_[choice - n], ready[0].rank};
+  struck_.push_back(fault);
+  strategy_.ran(sim::ReadyEvent{sim::Scheduler::kInjectedSequence, UINT32_MAX,
+                                fault_kind_name(fault.kind), 0, ready[0].at_ns});
+  if (fault_handler_) fault_handler_(fault);
+  return kGatherAgain;
 }
 
 }  // namespace tensorwire::model

@@ -71,29 +71,40 @@ class ReplayStrategy final : public ChoiceStrategy {
   size_t used_ = 0;
 };
 
-// Whether an execution may inject a fault (one per execution), and how the
-// point is chosen: offered to the strategy as one more alternative at every
-// choice point (dfs, replay), or forced at one choice point drawn in advance
-// (random walks and PCT, which would otherwise inject at once).
+// Whether an execution may inject faults (up to FaultOffer::max_faults), and
+// how the points are chosen: offered to the strategy as more alternatives at
+// every choice point (dfs, replay), or forced at choice points drawn in
+// advance (random walks and PCT, which would otherwise inject at once).
 enum class FaultKind : uint8_t {
   kQpError,              // the queue pair between ranks 0 and 1 goes to error
   kRegistrationFailure,  // the next memory registration of the rank of the first ready event fails
   kCrash,                // the rank of the first ready event dies: its queue pairs fail, it runs no more
+  kTimeout,              // the earliest pending timeout (a timer due later) fires now
+  kStepAbort,            // the application aborts its current step on the rank of the first ready event
 };
-const char* fault_kind_name(FaultKind kind);  // "qp_error", "reg_fail", "crash"
+// "qp_error", "reg_fail", "crash", "timeout", "abort"
+const char* fault_kind_name(FaultKind kind);
 // "none", or kinds separated by commas ("qp_error,reg_fail"); false when a
 // name is unknown.
 bool parse_fault_list(std::string_view text, std::vector<FaultKind>& out);
 std::string fault_list_text(const std::vector<FaultKind>& kinds);  // "none" when empty
 
+// A fault a random walk or PCT injects: kinds[kind] at the first choice point
+// at or after `at` where that kind can strike.
+struct ForcedFault {
+  uint64_t at = 0;
+  uint32_t kind = 0;
+};
+
 struct FaultOffer {
   std::vector<FaultKind> kinds;  // empty: no fault
-  // >= 0: inject kinds[forced_kind] at this choice point (recorded as the
-  // alternative it is when offered, so the schedule replays in offer mode);
-  // -1: offer every kind at every choice point.
-  int64_t forced_at = -1;
-  uint32_t forced_kind = 0;
-  bool enabled() const { return !kinds.empty(); }
+  uint32_t max_faults = 1;       // per execution
+  // Empty: every kind that can strike is offered at every choice point while
+  // fewer than max_faults have struck. Otherwise these strike, in order (the
+  // strike is recorded as the alternative it is when offered, so the schedule
+  // replays in offer mode).
+  std::vector<ForcedFault> forced;
+  bool enabled() const { return !kinds.empty() && max_faults > 0; }
 };
 
 struct InjectedFault {
@@ -104,18 +115,18 @@ struct InjectedFault {
 // A sim::Scheduler that asks a strategy at every choice point and records,
 // for each, how many alternatives there were and which was picked. With
 // faults on offer there is one more alternative per fault kind than ready
-// events: picking one injects that fault there, through the fault handler,
-// as a step of its own (the strategy is told it ran, as a ReadyEvent of rank
-// UINT32_MAX whose kind is the fault's name), then the ready events are
-// gathered again and the strategy asked once more, a choice point of its
-// own. One fault per execution.
+// events that can strike there (FaultApplies): picking one injects that fault
+// there, through the fault handler, as a step of its own (the strategy is
+// told it ran, as a ReadyEvent of rank UINT32_MAX whose kind is the fault's
+// name), then the ready events are gathered again and the strategy asked once
+// more, a choice point of its own. At most FaultOffer::max_faults per execution.
 class RecordingScheduler final : public sim::Scheduler {
  public:
   explicit RecordingScheduler(ChoiceStrategy& strategy, FaultOffer faults = {})
       : strategy_(strategy), faults_(std::move(faults)) {}
   size_t pick(std::span<const sim::ReadyEvent> ready) override;
   // While a fault may still be injected, every event is a choice point.
-  bool wants_every_event() const override { return faults_.enabled() && !fault_done_; }
+  bool wants_every_event() const override { return faults_open(); }
   void ran(const sim::ReadyEvent& event) override { strategy_.ran(event); }
   void used(const sim::SharedObject& object) override { strategy_.used(object); }
   void nic_work_on_send_queue(uint32_t rank, uint32_t peer) override {
@@ -130,22 +141,30 @@ class RecordingScheduler final : public sim::Scheduler {
   void set_fault_handler(std::function<void(const InjectedFault&)> handler) {
     fault_handler_ = std::move(handler);
   }
-  bool fault_injected() const { return fault_done_; }
-  // What the fingerprint of a state must include: whether the fault is still
-  // to come.
-  uint64_t fault_state() const {
-    if (!fault_done_) return 0;
-    // A QP error always breaks the queue pair between ranks 0 and 1: which
-    // rank's event was first where it struck does not matter.
-    const uint64_t rank = struck_.kind == FaultKind::kQpError ? 0 : struck_.rank;
-    return 1 + static_cast<uint64_t>(struck_.kind) * 7 + rank * 131;
-  }
+  // Whether a fault of `kind` can strike now, with the first ready event of
+  // `rank` (a timeout needs a pending timer, an abort a step to abort, a
+  // queue pair or a rank can fail once): only those are offered. Without
+  // one, every kind can.
+  using FaultApplies = std::function<bool(FaultKind kind, uint32_t rank)>;
+  void set_fault_applies(FaultApplies applies) { applies_ = std::move(applies); }
+  bool fault_injected() const { return !struck_.empty(); }
+  const std::vector<InjectedFault>& faults_struck() const { return struck_; }
+  // What the fingerprint of a state must include: the faults struck so far.
+  uint64_t fault_state() const;
 
  private:
+  bool faults_open() const { return faults_.enabled() && struck_.size() < faults_.max_faults; }
+  // The kinds that can strike at this choice point, in offer order.
+  void gather_offered(uint32_t rank);
+  // The alternative a forced fault takes here, if it is due and can strike.
+  std::optional<uint32_t> forced_choice(uint64_t step, uint32_t ready_count);
+
   ChoiceStrategy& strategy_;
   FaultOffer faults_;
-  bool fault_done_ = false;
-  InjectedFault struck_;  // once fault_done_
+  std::vector<InjectedFault> struck_;
+  size_t next_forced_ = 0;          // faults_.forced[next_forced_] is the next to strike
+  std::vector<FaultKind> offered_;  // at the choice point being decided
+  FaultApplies applies_;
   std::function<void(const InjectedFault&)> fault_handler_;
   std::vector<sim::ReadyEvent> options_;
   std::vector<uint32_t> choices_;

@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "backend_sim/sim_clock.h"
 #include "backend_sim/sim_observer.h"
 #include "core/assert.h"
 #include "core/protocol_invariants.h"
@@ -58,7 +59,7 @@ uint64_t mix(uint64_t h, uint64_t v) {
 class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
  public:
   Fingerprinter(RecordingScheduler& inner, uint32_t ranks, std::vector<uint64_t>* out)
-      : inner_(inner), ranks_(ranks), rank_hash_(ranks, 0),
+      : inner_(inner), ranks_(ranks), rank_hash_(ranks, 0), timeouts_by_rank_(ranks, 0),
         queue_started_(static_cast<size_t>(ranks) * ranks, 0),
         queue_nic_work_(static_cast<size_t>(ranks) * ranks, 0), out_(out) {}
   // The protocol's own invariants watch what the hardware did.
@@ -117,6 +118,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     flush();
     inner_.ran(e);
     if (e.rank >= ranks_) return;
+    if (std::string_view(e.kind) == sim::SimClock::kTimeoutKind) ++timeouts_by_rank_[e.rank];
     uint64_t h = 0;
     for (const char* k = e.kind; *k != 0; ++k) h = mix(h, static_cast<unsigned char>(*k));
     kind_hash_ = h;
@@ -125,6 +127,8 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     chosen_ordinal_ = 0;
   }
   bool wants_every_event() const override { return inner_.wants_every_event(); }
+  // Timeouts that fired on each rank (see excused_by_timeouts).
+  const std::vector<uint64_t>& timeouts_by_rank() const { return timeouts_by_rank_; }
   void set_workload(const sim::Simulator& simulator, const WorkloadDriver& driver) {
     simulator_ = &simulator;
     driver_ = &driver;
@@ -200,6 +204,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   RecordingScheduler& inner_;
   uint32_t ranks_;
   std::vector<uint64_t> rank_hash_;
+  std::vector<uint64_t> timeouts_by_rank_;
   // Per send queue [rank * ranks + peer]: the requests the NIC put on the
   // wire, in order, and the NIC's own events on it as a sum (their order
   // among themselves is the wire's, their order against the rank's posts
@@ -281,54 +286,96 @@ Scenario model_scenario(Scenario s) {
 
 namespace {
 
+// A fault as it struck: for a timeout, the rank whose timer fired; for a step
+// abort, the step.
+struct AppliedFault {
+  InjectedFault fault;
+  TimeNs at_ns = 0;
+  uint64_t step_id = 0;
+};
+
 // What a fault could reach: a transfer between the two ends of the broken
-// queue pair, one to or from the crashed rank, any after a failed registration.
-bool fault_reaches(const InjectedFault& fault, RankId src, RankId dst) {
+// queue pair, one to or from the crashed rank, any after a failed
+// registration, one of the aborted step to or from the aborting rank. A
+// timeout is accounted for by count (excused_by_timeouts).
+bool fault_reaches(const AppliedFault& applied, uint64_t step_id, RankId src, RankId dst) {
+  const InjectedFault& fault = applied.fault;
   switch (fault.kind) {
     case FaultKind::kRegistrationFailure: return true;
     case FaultKind::kQpError: return src <= 1 && dst <= 1;
     case FaultKind::kCrash: return src == fault.rank || dst == fault.rank;
+    case FaultKind::kStepAbort:
+      return step_id == applied.step_id && (src == fault.rank || dst == fault.rank);
+    case FaultKind::kTimeout: return false;
   }
   return false;
 }
 
-// The problems that are the protocol's answer to the injected fault, not a
-// violation, decided from their kinds and ranks: a Recv that failed with an
-// error after the fault, where the fault could reach it; a rank's own
-// transport error (a collective's rank that gave up); and, after a crash,
-// whatever the dead rank left behind (its own problems, the workload the
-// simulator could not finish for it). Adds the hangs a crash reveals: every
-// Recv of a live rank must still end, with its tensor or an error. Never a
-// safety problem (wrong bytes, a broken invariant, the DMA sanitizer's
-// findings): a fault injected earlier excuses no DMA that touches freed
-// memory or races with another.
-std::vector<Problem> answers_to_fault(const InjectedFault& fault, TimeNs fault_ns,
-                                      const RunReport& report, std::vector<Problem>& problems) {
-  std::vector<Problem> excused;
-  const bool crash = fault.kind == FaultKind::kCrash;
+// A timeout that fired (on its own or brought forward by a `timeout` fault)
+// may fail the one Recv it guards: on each rank, as many failed Recvs as
+// timeouts fired there are the protocol's answer to them, not a violation
+// (those another fault explains already use none).
+void excused_by_timeouts(const std::vector<uint64_t>& timeouts_by_rank, const RunReport& report,
+                         std::vector<Problem>& excused) {
+  std::vector<uint64_t> left = timeouts_by_rank;
   for (const StepResult& step : report.workload.steps) {
     for (const TransferResult& t : step.transfers) {
-      if (!t.status.is_ok() && t.done_ns >= fault_ns && fault_reaches(fault, t.src, t.dst)) {
+      if (t.status.is_ok() || t.dst >= left.size() || left[t.dst] == 0) continue;
+      std::optional<Problem> p = transfer_problem(step.step_id, t);
+      if (!p || std::find(excused.begin(), excused.end(), *p) != excused.end()) continue;
+      excused.push_back(*p);
+      --left[t.dst];
+    }
+  }
+}
+
+// The hangs a crash reveals: every Recv of a live rank must still end, with
+// its tensor or an error.
+void add_hangs_after_crash(RankId dead, const RunReport& report, std::vector<Problem>& problems) {
+  for (const StepResult& step : report.workload.steps) {
+    for (const TransferResult& t : step.transfers) {
+      if (t.dst == dead || t.done) continue;
+      problems.push_back(liveness_problem(
+          "step " + std::to_string(step.step_id) + " '" + t.name + "' " + std::to_string(t.src) +
+              "->" + std::to_string(t.dst) + ": Recv never completed after rank " +
+              std::to_string(dead) + " crashed",
+          t.dst));
+    }
+  }
+}
+
+// The problems that are the protocol's answer to the injected faults, not a
+// violation, decided from their kinds and ranks: a Recv that failed with an
+// error after a fault that could reach it; a rank's own transport error (a
+// collective's rank that gave up); and, after a crash, whatever the dead rank
+// left behind (its own problems, the workload the simulator could not finish
+// for it). Adds the hangs a crash reveals. Never a safety problem (wrong
+// bytes, a broken invariant, the DMA sanitizer's findings): a fault injected
+// earlier excuses no DMA that touches freed memory or races with another.
+std::vector<Problem> answers_to_faults(const std::vector<AppliedFault>& faults,
+                                       const RunReport& report, std::vector<Problem>& problems) {
+  std::vector<Problem> excused;
+  for (const AppliedFault& applied : faults) {
+    for (const StepResult& step : report.workload.steps) {
+      for (const TransferResult& t : step.transfers) {
+        if (t.status.is_ok() || t.done_ns < applied.at_ns) continue;
+        if (!fault_reaches(applied, step.step_id, t.src, t.dst)) continue;
         if (std::optional<Problem> p = transfer_problem(step.step_id, t)) excused.push_back(*p);
       }
-      if (crash && t.dst != fault.rank && !t.done) {
-        problems.push_back(liveness_problem(
-            "step " + std::to_string(step.step_id) + " '" + t.name + "' " +
-                std::to_string(t.src) + "->" + std::to_string(t.dst) +
-                ": Recv never completed after rank " + std::to_string(fault.rank) + " crashed",
-            t.dst));
-      }
     }
+    if (applied.fault.kind == FaultKind::kCrash) add_hangs_after_crash(applied.fault.rank, report, problems);
   }
   for (const Problem& p : problems) {
     const bool rank_gave_up = p.kind == ProblemKind::kTransport && !p.peer.has_value();
-    // Never wrong bytes: what the dead rank received before it died must still be right.
-    const bool left_by_the_dead =
-        crash && p.kind != ProblemKind::kSafety &&
-        (p.rank == fault.rank || (p.kind == ProblemKind::kLiveness && !p.rank));
+    bool left_by_the_dead = false;
+    for (const AppliedFault& applied : faults) {
+      // Never wrong bytes: what the dead rank received before it died must still be right.
+      left_by_the_dead |= applied.fault.kind == FaultKind::kCrash && p.kind != ProblemKind::kSafety &&
+                          (p.rank == applied.fault.rank || (p.kind == ProblemKind::kLiveness && !p.rank));
+    }
     TW_ASSERT_MSG(!(rank_gave_up || left_by_the_dead) || p.kind != ProblemKind::kSafety,
                   "a fault never excuses a safety problem");
-    if (rank_gave_up || left_by_the_dead) excused.push_back(p);
+    if ((rank_gave_up && !faults.empty()) || left_by_the_dead) excused.push_back(p);
   }
   return excused;
 }
@@ -352,11 +399,78 @@ CheckOutcome outcome_of(const std::vector<Problem>& problems, const std::vector<
 
 }  // namespace
 
+namespace {
+
+// Strikes the faults the RecordingScheduler picks, inside its pick, at the
+// instant being decided, and says which kinds can strike there.
+class FaultInjector {
+ public:
+  explicit FaultInjector(TraceSink& trace) : trace_(trace) {}
+  void attach(sim::Simulator& simulator) { simulator_ = &simulator; }
+  void set_driver(WorkloadDriver& driver) { driver_ = &driver; }
+  const std::vector<AppliedFault>& applied() const { return applied_; }
+
+  bool applies(FaultKind kind, uint32_t rank) const {
+    if (simulator_ == nullptr) return false;
+    const uint32_t world = simulator_->world_size();
+    switch (kind) {
+      case FaultKind::kQpError: return world >= 2 && !struck(FaultKind::kQpError, std::nullopt);
+      case FaultKind::kRegistrationFailure: return rank < world;
+      case FaultKind::kCrash: return rank < world && !struck(FaultKind::kCrash, rank);
+      case FaultKind::kTimeout: return simulator_->timeout_pending();
+      case FaultKind::kStepAbort: return driver_ != nullptr && driver_->can_abort_step(rank);
+    }
+    return false;
+  }
+
+  void strike(const InjectedFault& fault) {
+    TW_ASSERT_MSG(applies(fault.kind, fault.rank), "only a fault that can strike is offered");
+    AppliedFault a{fault, simulator_->now_ns(), 0};
+    std::string where = "rank " + std::to_string(fault.rank);
+    switch (fault.kind) {
+      case FaultKind::kQpError:
+        simulator_->break_queue_pair(0, 1);
+        where = "queue pair between ranks 0 and 1";
+        break;
+      case FaultKind::kRegistrationFailure: simulator_->fail_next_registration(fault.rank); break;
+      case FaultKind::kCrash: simulator_->crash_rank(fault.rank); break;
+      case FaultKind::kTimeout:
+        a.fault.rank = simulator_->fire_timeout_now().value_or(0);
+        where = "the earliest pending timeout, of rank " + std::to_string(a.fault.rank);
+        break;
+      case FaultKind::kStepAbort:
+        a.step_id = driver_->abort_step(fault.rank, Status(StatusCode::kAborted, "step aborted by the model checker"))
+                        .value_or(0);
+        where += ", step " + std::to_string(a.step_id);
+        break;
+    }
+    applied_.push_back(a);
+    // The counterexample's trace says where the fault struck.
+    trace_.instant("model checker", std::string("fault: ") + fault_kind_name(fault.kind), a.at_ns, where);
+  }
+
+ private:
+  bool struck(FaultKind kind, std::optional<uint32_t> rank) const {
+    for (const AppliedFault& a : applied_) {
+      if (a.fault.kind == kind && (!rank || a.fault.rank == *rank)) return true;
+    }
+    return false;
+  }
+
+  TraceSink& trace_;
+  sim::Simulator* simulator_ = nullptr;  // lives as long as the run
+  WorkloadDriver* driver_ = nullptr;     // point-to-point workloads only
+  std::vector<AppliedFault> applied_;
+};
+
+}  // namespace
+
 Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy& strategy,
                         TraceSink& trace, std::vector<uint64_t>* state_fingerprints,
                         FaultOffer faults) {
   RecordingScheduler recorder(strategy, faults);
   Fingerprinter fingerprinter(recorder, scenario.cluster.nodes, state_fingerprints);
+  FaultInjector injector(trace);
   SimulationOptions options;
   options.seed = seed;
   options.has_seed = true;
@@ -368,40 +482,20 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   options.on_started = [&fingerprinter, &protocol](const std::vector<Rendezvous*>& p) {
     fingerprinter.set_protocols(p, protocol.make_invariants({p.begin(), p.end()}));
   };
-  options.on_workload_started = [&fingerprinter](const sim::Simulator& simulator,
-                                                  const WorkloadDriver& driver) {
+  options.on_attached = [&injector](sim::Simulator& simulator) { injector.attach(simulator); };
+  options.on_workload_started = [&fingerprinter, &injector](const sim::Simulator& simulator,
+                                                            WorkloadDriver& driver) {
     fingerprinter.set_workload(simulator, driver);
+    injector.set_driver(driver);
   };
   // dfs asks for the fingerprint only at the choice points it expands (not
   // along the prefix it replays): digesting the state is the costly part.
   auto* dpor = dynamic_cast<DporSearch*>(&strategy);
   if (dpor != nullptr) dpor->set_fingerprint([&fingerprinter] { return fingerprinter.fingerprint(); });
-  std::optional<InjectedFault> applied;
-  TimeNs applied_ns = 0;
-  sim::Simulator* attached = nullptr;  // lives as long as the run: the hooks below point at it
   if (faults.enabled()) {
-    options.on_attached = [&attached](sim::Simulator& simulator) { attached = &simulator; };
-    // The fault strikes inside the scheduler's pick, at the instant being
-    // decided, as a step of its own (RecordingScheduler).
-    recorder.set_fault_handler([&attached, &applied, &applied_ns, &trace](const InjectedFault& fault) {
-      if (attached == nullptr) return;
-      sim::Simulator& simulator = *attached;
-      applied = fault;
-      applied_ns = simulator.now_ns();
-      // The counterexample's trace says where the fault struck.
-      trace.instant("model checker", std::string("fault: ") + fault_kind_name(fault.kind),
-                    applied_ns,
-                    fault.kind == FaultKind::kQpError
-                        ? std::string("queue pair between ranks 0 and 1")
-                        : "rank " + std::to_string(fault.rank));
-      if (fault.kind == FaultKind::kQpError && simulator.world_size() >= 2) {
-        simulator.break_queue_pair(0, 1);
-      } else if (fault.kind == FaultKind::kRegistrationFailure) {
-        simulator.fail_next_registration(fault.rank);
-      } else if (fault.kind == FaultKind::kCrash && fault.rank < simulator.world_size()) {
-        simulator.crash_rank(fault.rank);
-      }
-    });
+    recorder.set_fault_handler([&injector](const InjectedFault& fault) { injector.strike(fault); });
+    recorder.set_fault_applies(
+        [&injector](FaultKind kind, uint32_t rank) { return injector.applies(kind, rank); });
   }
   Execution e;
   RunReport report = run_simulation(scenario, options, trace);
@@ -415,9 +509,10 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   e.choices = recorder.choices();
   e.widths = recorder.widths();
   if (auto* replay = dynamic_cast<ReplayStrategy*>(&strategy)) e.diverged = replay->diverged();
-  e.fault_injected = applied.has_value();
-  std::vector<Problem> excused;
-  if (applied) excused = answers_to_fault(*applied, applied_ns, report, e.problems);
+  e.fault_injected = recorder.fault_injected();
+  e.faults_injected = recorder.faults_struck().size();
+  std::vector<Problem> excused = answers_to_faults(injector.applied(), report, e.problems);
+  excused_by_timeouts(fingerprinter.timeouts_by_rank(), report, excused);
   e.outcome = outcome_of(e.problems, excused);
   return e;
 }
@@ -435,6 +530,37 @@ std::vector<sim::SharedObject> qp_error_objects(uint32_t ranks) {
   return objects;
 }
 
+namespace {
+
+// The faults execution `index` may inject. Random walks and PCT get theirs
+// forced at points drawn in advance (else they would strike at once): from
+// one to max_faults of them, each of a kind and at a choice point drawn
+// uniformly, after a fault-free first execution that measures how long
+// executions are. dfs is offered every kind at every choice point.
+FaultOffer fault_offer(const CheckOptions& options, uint64_t index, uint64_t strategy_seed,
+                       uint64_t expected_steps) {
+  FaultOffer faults;
+  faults.kinds = options.faults;
+  faults.max_faults = options.max_faults;
+  if (!faults.enabled() || options.strategy == CheckStrategy::kDfs) return faults;
+  if (index == 0) {
+    faults.kinds.clear();
+    return faults;
+  }
+  uint64_t draw = derive_seed(strategy_seed, 1);
+  const uint64_t count = 1 + splitmix64(draw) % options.max_faults;
+  for (uint64_t f = 0; f < count; ++f) {
+    const uint64_t d = splitmix64(draw);
+    faults.forced.push_back({(d / options.faults.size()) % std::max<uint64_t>(expected_steps, 1),
+                             static_cast<uint32_t>(d % options.faults.size())});
+  }
+  std::sort(faults.forced.begin(), faults.forced.end(),
+            [](const ForcedFault& a, const ForcedFault& b) { return a.at < b.at; });
+  return faults;
+}
+
+}  // namespace
+
 CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgress on_progress) {
   const Scenario scenario = model_scenario(input);
   CheckReport report;
@@ -443,7 +569,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
   DporSearch dpor(scenario.cluster.nodes);  // dfs
   dpor.cache_states(options.exact);
   if (options.faults.size() == 1 && options.faults[0] == FaultKind::kQpError &&
-      scenario.cluster.nodes >= 2) {
+      options.max_faults == 1 && scenario.cluster.nodes >= 2) {
     // A QP error acts on one queue pair only: dfs places it by its races
     // with the events that use it instead of trying it at every choice point.
     dpor.place_fault_by_races(fault_kind_name(FaultKind::kQpError),
@@ -455,19 +581,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     const uint64_t strategy_seed = derive_seed(options.seed, i);
     fingerprints.clear();
     Execution e;
-    FaultOffer faults;
-    faults.kinds = options.faults;
-    if (faults.enabled() && options.strategy != CheckStrategy::kDfs) {
-      if (i == 0) {
-        // A fault-free first execution measures how long executions are.
-        faults.kinds.clear();
-      } else {
-        // One fault, of a kind and at a choice point drawn uniformly.
-        const uint64_t draw = derive_seed(strategy_seed, 1);
-        faults.forced_kind = static_cast<uint32_t>(draw % options.faults.size());
-        faults.forced_at = static_cast<int64_t>((draw / options.faults.size()) % expected_steps);
-      }
-    }
+    FaultOffer faults = fault_offer(options, i, strategy_seed, expected_steps);
     switch (options.strategy) {
       case CheckStrategy::kDfs:
         e = run_execution(scenario, options.seed, dpor, trace, nullptr, faults);

@@ -49,15 +49,19 @@ struct Execution {
   uint64_t events = 0;
   bool diverged = false;  // a replayed schedule did not fit this execution
   bool fault_injected = false;
+  uint64_t faults_injected = 0;
   // Transitions each protocol state machine took, summed over the ranks.
   std::vector<TransitionTable> transitions;
 };
 
 // One execution of an already model_scenario()'d scenario. With faults on
-// offer, at most one strikes (see FaultKind: a QP error breaks the queue pair
-// between ranks 0 and 1, both ends, outstanding work flushed). A Recv that
-// then fails with an error is what the protocol should do, not a violation;
-// wrong bytes and work left pending still are.
+// offer, up to FaultOffer::max_faults strike (see FaultKind: a QP error breaks
+// the queue pair between ranks 0 and 1, both ends, outstanding work flushed;
+// a timeout fires the earliest pending one now; an abort ends the current
+// step on one rank). A Recv that then fails with an error is what the
+// protocol should do, not a violation (for a timeout: one Recv of its rank
+// per timeout that fired, on its own or brought forward); wrong bytes and
+// work left pending still are.
 Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy& strategy,
                         TraceSink& trace, std::vector<uint64_t>* state_fingerprints = nullptr,
                         FaultOffer faults = {});
@@ -74,7 +78,8 @@ struct CheckOptions {
   uint64_t max_schedules = 1000;
   uint64_t seed = 1;        // the scenario's seed for content; strategies derive theirs
   uint32_t pct_depth = 3;
-  std::vector<FaultKind> faults;  // explore one injected fault (of these kinds) per execution
+  std::vector<FaultKind> faults;  // explore injected faults of these kinds
+  uint32_t max_faults = 1;        // at most this many per execution
   // dfs: cut at a state seen before only where that loses no order (see
   // DporSearch::cache_states); slower.
   bool exact = false;

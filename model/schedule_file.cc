@@ -142,8 +142,9 @@ std::string schedule_file_text(const ScheduleFile& s) {
   out << "seed " << s.seed << "\n"
       << "strategy " << one_line(s.strategy) << "\n"
       << "outcome " << one_line(s.outcome) << "\n"
-      << "faults " << fault_list_text(s.faults) << "\n"
-      << "planted_bug " << one_line(s.planted_bug) << "\n"
+      << "faults " << fault_list_text(s.faults) << "\n";
+  if (s.max_faults != 1) out << "max_faults " << s.max_faults << "\n";
+  out << "planted_bug " << one_line(s.planted_bug) << "\n"
       << "choices " << s.choices.size() << "\n";
   for (size_t i = 0; i < s.choices.size(); ++i) {
     out << s.choices[i] << ((i + 1) % 32 == 0 || i + 1 == s.choices.size() ? "\n" : " ");
@@ -190,6 +191,11 @@ Result<ScheduleFile> parse_schedule_file(const std::string& text, const std::str
     return r.error(std::string("a '") + kMagicV1 + "' schedule with faults on offer does not replay on this " +
                    "version (a fault now strikes before the next event, not after it); run check again " +
                    "for a '" + kMagic + "' schedule");
+  }
+  if (r.field("max_faults", value, true)) {
+    if (!parse_number(value, s.max_faults) || s.max_faults < 1 || s.max_faults > kMaxFaultsPerExecution) {
+      return r.error("expected 'max_faults N' with N from 1 to " + std::to_string(kMaxFaultsPerExecution));
+    }
   }
   if (!r.field("planted_bug", value) || value.empty()) return r.error("expected 'planted_bug NAME' (none for none)");
   s.planted_bug = value;

@@ -9,7 +9,8 @@
 //   seed 42
 //   strategy random
 //   outcome safety
-//   faults none            (or qp_error,reg_fail,crash: the faults on offer, one more alternative each)
+//   faults none            (or qp_error,reg_fail,crash,timeout,abort: the faults on offer, one more alternative each)
+//   max_faults 2           (optional, 1 when absent: how many may strike in one execution)
 //   planted_bug none       (or the bug zoo's bug it ran with)
 //   choices 5
 //   0 2 1 0 1
@@ -30,6 +31,9 @@
 
 namespace tensorwire::model {
 
+// The most faults `check --max-faults` lets strike in one execution.
+inline constexpr uint32_t kMaxFaultsPerExecution = 16;
+
 struct ScheduleFile {
   std::string scenario;   // the path it was found with (informative)
   std::optional<std::string> scenario_name;  // absent in older files
@@ -38,6 +42,7 @@ struct ScheduleFile {
   std::string strategy;   // informative
   std::string outcome;    // informative
   std::vector<FaultKind> faults;  // on offer: the choices include their alternatives
+  uint32_t max_faults = 1;        // at most this many strike in one execution
   std::string planted_bug = "none";  // the bug zoo's bug the execution ran with
   std::vector<uint32_t> choices;
 };

@@ -29,7 +29,7 @@ Result<ScheduleReplay> replay_schedule_file(const std::string& path, Scenario& s
   ReplayStrategy strategy(schedule->choices);
   NullTraceSink none;
   replay.execution = run_execution(model_scenario(scenario), replay.seed, strategy, none, nullptr,
-                                   {schedule->faults, -1});
+                                   FaultOffer{schedule->faults, schedule->max_faults, {}});
   replay.schedule = std::move(schedule).value();
   return replay;
 }

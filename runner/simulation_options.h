@@ -41,7 +41,7 @@ struct SimulationOptions {
   std::function<void(const std::vector<Rendezvous*>&)> on_started;
   // Called once the workload driver exists, before it starts (state caches
   // digest the simulator and the driver). Both live until the run returns.
-  std::function<void(const sim::Simulator&, const WorkloadDriver&)> on_workload_started;
+  std::function<void(const sim::Simulator&, WorkloadDriver&)> on_workload_started;
 };
 
 using ProgressCallback = std::function<void(size_t steps_done, size_t steps_total)>;

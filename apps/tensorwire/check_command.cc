@@ -120,21 +120,28 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
       ->type_name("PREFIX")
       ->check(non_empty_value());
   check->add_option("--faults", args.faults,
-                    "Faults to explore, one per execution: none, or a comma-separated list of "
-                    "qp_error (the queue pair between ranks 0 and 1 fails), reg_fail (the "
-                    "next memory registration of a rank fails) and crash (a rank dies); dfs "
-                    "tries a crash or failed registration at every point, and places a lone "
-                    "qp_error by its races with the events on that queue pair")
+                    "Faults to explore (up to --max-faults per execution): none, or a "
+                    "comma-separated list of qp_error (the queue pair between ranks 0 and 1 "
+                    "fails), reg_fail (the next memory registration of a rank fails), crash (a "
+                    "rank dies), timeout (the earliest pending timeout, such as the protocol's "
+                    "request_timeout, fires now) and abort (the application aborts its current "
+                    "step on a rank); dfs tries each at every point where it can strike, and "
+                    "places a lone qp_error by its races with the events on that queue pair. A "
+                    "Recv the protocol fails because of a fault is its right answer, not a violation")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             std::vector<model::FaultKind> kinds;
             return model::parse_fault_list(text, kinds)
                        ? std::string()
                        : "'" + text + "' is not a fault list (none, or qp_error, reg_fail, "
-                                      "crash separated by commas, each at most once)";
+                                      "crash, timeout, abort separated by commas, each at most once)";
           },
           "", "FAULTS"))
       ->type_name("LIST");
+  check->add_option("--max-faults", args.max_faults,
+                    "With --faults: how many faults may strike in one execution (default 1)")
+      ->check(CLI::Range(1u, model::kMaxFaultsPerExecution))
+      ->type_name("K");
   std::vector<std::string> bugs{"none"};
   std::string owners;
   for (const ProtocolDescriptor* p : registered_protocols()) {
@@ -163,6 +170,7 @@ model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scen
   options.pct_depth = args.pct_depth;
   options.exact = args.exact;
   model::parse_fault_list(args.faults, options.faults);  // checked by the flag's validator
+  options.max_faults = args.max_faults;
   options.strategy = args.strategy == "dfs"   ? model::CheckStrategy::kDfs
                      : args.strategy == "pct" ? model::CheckStrategy::kPct
                                               : model::CheckStrategy::kRandom;
@@ -202,6 +210,7 @@ std::optional<int> replay_schedule(const CheckArgs& args, Scenario& scenario,
   for (const Problem& p : e.problems) out << "  " << problem_line(p) << "\n";
   options.seed = replay->seed;
   options.faults = replay->schedule.faults;
+  options.max_faults = replay->schedule.max_faults;
   finding.strategy_name = "replay of " + replay->schedule.strategy;
   if (e.diverged) {
     err << kErrorPrefix << "the schedule in " << args.replay_path
@@ -222,6 +231,7 @@ std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
       << " --seed " << options.seed << " --max-schedules " << options.max_schedules
       << (args.plant_bug != "none" ? " --plant-bug " + args.plant_bug : std::string())
       << (args.faults != "none" ? " --faults " + args.faults : std::string())
+      << (args.max_faults != 1 ? " --max-faults " + std::to_string(args.max_faults) : std::string())
       << (args.exact ? " --exact" : "") << "\n"
       << std::flush;
   const auto started = std::chrono::steady_clock::now();
@@ -288,6 +298,7 @@ int write_counterexample(const CheckArgs& args, const Scenario& scenario,
   file.strategy = finding.strategy_name;
   file.outcome = model::check_outcome_name(failing.outcome);
   file.faults = options.faults;
+  file.max_faults = options.max_faults;
   file.planted_bug = scenario.protocol.descriptor().planted_bug(scenario.protocol.options);
   file.choices = failing.choices;
   report::ChromeTraceWriter chrome;
@@ -295,7 +306,7 @@ int write_counterexample(const CheckArgs& args, const Scenario& scenario,
   report::TeeTraceSink both(chrome, text);
   model::ReplayStrategy replay(failing.choices);
   model::run_execution(model::model_scenario(scenario), options.seed, replay, both, nullptr,
-                       {options.faults, -1});
+                       model::FaultOffer{options.faults, options.max_faults, {}});
   // Never overwrite the schedule being replayed.
   const std::string prefix = counterexample_prefix(args);
   for (const auto& [suffix, content] :

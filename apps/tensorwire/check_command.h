@@ -1,6 +1,6 @@
 // `tensorwire check SCENARIO [--strategy dfs|random|pct] [--max-schedules N]
 // [--seed N] [--pct-depth D] [--replay FILE] [--out PREFIX] [--plant-bug NAME]
-// [--faults none|qp_error] [--memory-limit SIZE]`: explore the
+// [--faults LIST] [--max-faults K] [--memory-limit SIZE]`: explore the
 // orders in which a scenario's same-time events can run (model/explorer.h).
 // Exit codes: 0 nothing found (dfs: every order explored; random, pct: in the
 // schedules run), 1 safety violation, 3 liveness violation, 4 dfs stopped at
@@ -27,7 +27,8 @@ struct CheckArgs {
   std::string replay_path;
   std::string out_prefix = "tensorwire-check";
   std::string plant_bug = "none";  // a registered protocol's planted bug, by name: the bug zoo
-  std::string faults = "none";     // "qp_error": one injected QP error per execution
+  std::string faults = "none";     // kinds of injected faults (model::parse_fault_list)
+  uint32_t max_faults = 1;         // per execution
   bool exact = false;              // dfs: cut at seen states only where no order is lost
   std::string memory_limit;        // --memory-limit as typed (checked); empty: the default
 };

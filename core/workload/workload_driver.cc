@@ -112,6 +112,25 @@ class WorkloadDriver::Impl {
   bool stopped_ = false;
   Status stop_reason_;
 
+  // The application gives up on the step it is in, on one rank (TensorFlow's
+  // StepAbort): the rank's protocol fails what it holds of the step and
+  // answers peers' requests for it with an error; later calls of the step go
+  // on as written and fail there. Once per rank and step.
+  std::optional<uint64_t> abort_step(RankId rank, Status why) {
+    if (!can_abort_step(rank)) return std::nullopt;
+    const uint64_t step_id = step().step_id;
+    aborted_.emplace_back(rank, step_id);
+    rdv_[rank]->abort_step(step_id, std::move(why));
+    return step_id;
+  }
+  bool can_abort_step(RankId rank) const {
+    if (stopped_ || result_.finished || step_index_ >= workload_.steps.size()) return false;
+    if (rank >= rdv_.size() || rdv_[rank] == nullptr) return false;
+    const std::pair<RankId, uint64_t> key(rank, step().step_id);
+    return std::find(aborted_.begin(), aborted_.end(), key) == aborted_.end();
+  }
+  std::vector<std::pair<RankId, uint64_t>> aborted_;  // (rank, step_id), in order
+
   void start() {
     if (workload_.steps.empty()) {
       result_.finished = true;
@@ -144,6 +163,8 @@ class WorkloadDriver::Impl {
       d.add(key.rank).add(key.name).add(source.buffer.addr).add(source.buffer.length).add(source.pending);
     }
     for (const auto& [key, generation] : i.source_generation_) d.add(key.rank).add(key.name).add(generation);
+    d.add(i.aborted_.size());
+    for (const auto& [rank, step_id] : i.aborted_) d.add(rank).add(step_id);
     d.add(i.retired_.size());
     for (const auto& [rank, buffer] : i.retired_) d.add(rank).add(buffer.addr);
     d.add(i.result_.steps.size());
@@ -496,6 +517,8 @@ void WorkloadDriver::set_progress_callback(std::function<void(size_t, size_t)> o
 }
 bool WorkloadDriver::finished() const { return impl_->result_.finished; }
 void WorkloadDriver::stop(Status why) { impl_->stop(std::move(why)); }
+std::optional<uint64_t> WorkloadDriver::abort_step(RankId rank, Status why) { return impl_->abort_step(rank, std::move(why)); }
+bool WorkloadDriver::can_abort_step(RankId rank) const { return impl_->can_abort_step(rank); }
 bool WorkloadDriver::stopped() const { return impl_->stopped_; }
 const Status& WorkloadDriver::stop_reason() const { return impl_->stop_reason_; }
 void WorkloadDriver::release_memory() { impl_->release_memory(); }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,14 @@ class WorkloadDriver {
   // (A gate's error stops the run the same way.)
   void stop(Status why);
   bool stopped() const;
+  // The application aborts the step it is in on `rank` (TensorFlow's
+  // StepAbort, injected by the model checker): that rank's Rendezvous fails
+  // the step's pending Sends and Recvs with `why` and answers peers' requests
+  // for it with an error. The step's later phases run as written. False (and
+  // The step aborted; nullopt (and nothing done) when the run has ended or
+  // that rank already aborted this step.
+  std::optional<uint64_t> abort_step(RankId rank, Status why);
+  bool can_abort_step(RankId rank) const;
   // Why the run stopped (ok while it has not).
   const Status& stop_reason() const;
   // Frees the source tensors the driver allocated. Call once the backend is idle.

@@ -91,7 +91,7 @@ TEST(Explorer, AnInjectedQpErrorFailsRecvsWithAnErrorWhichIsNoViolation) {
   const Scenario s = model_scenario(tiny());
   RandomWalkStrategy walk(1);
   NullTraceSink trace;
-  Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{{FaultKind::kQpError}, 3});
+  Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{{FaultKind::kQpError}, 1, {{3, 0}}});
   EXPECT_TRUE(e.fault_injected);
   ASSERT_GT(e.widths.size(), 3u);
   EXPECT_EQ(e.choices[3], e.widths[3] - 1) << "the fault is the last alternative";
@@ -101,7 +101,7 @@ TEST(Explorer, AnInjectedQpErrorFailsRecvsWithAnErrorWhichIsNoViolation) {
   EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound);
   // Replaying with the fault on offer takes the same path.
   ReplayStrategy replay(e.choices);
-  Execution again = run_execution(s, 1, replay, trace, nullptr, FaultOffer{{FaultKind::kQpError}, -1});
+  Execution again = run_execution(s, 1, replay, trace, nullptr, FaultOffer{{FaultKind::kQpError}, 1, {}});
   EXPECT_FALSE(again.diverged);
   EXPECT_TRUE(again.fault_injected);
   EXPECT_EQ(again.problems, e.problems);
@@ -150,7 +150,7 @@ TEST(Explorer, AnInjectedRegistrationFailureFailsARecvWithTheReason) {
     RandomWalkStrategy walk(2);
     NullTraceSink trace;
     Execution e = run_execution(s, 1, walk, trace, nullptr,
-                                FaultOffer{{FaultKind::kRegistrationFailure}, at});
+                                FaultOffer{{FaultKind::kRegistrationFailure}, 1, {{static_cast<uint64_t>(at), 0}}});
     EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound) << problem_lines(e.problems);
     for (const auto& p : e.problems) seen = seen || p.text.find("injected failure") != std::string::npos;
   }
@@ -183,7 +183,7 @@ shape = [8]
   for (int64_t at = 0; at < 40; ++at) {
     RandomWalkStrategy walk(static_cast<uint64_t>(at) + 5);
     NullTraceSink trace;
-    Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{{FaultKind::kCrash}, at});
+    Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{{FaultKind::kCrash}, 1, {{static_cast<uint64_t>(at), 0}}});
     EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound) << "crash at " << at << ": " << problem_lines(e.problems);
     if (!e.fault_injected) continue;
     ++crashed;
