@@ -338,6 +338,24 @@ bool flags_fit_strategy(const CheckArgs& args, std::ostream& err) {
         << "\n";
     return false;
   }
+  if (args.max_faults != 1 && args.faults == "none") {
+    err << kErrorPrefix << "--max-faults applies with --faults only\n";
+    return false;
+  }
+  return true;
+}
+
+// A step abort is the application's, and only point-to-point workloads have
+// steps an application aborts.
+bool faults_fit_protocol(const CheckArgs& args, const Scenario& scenario, std::ostream& err) {
+  std::vector<model::FaultKind> kinds;
+  model::parse_fault_list(args.faults, kinds);  // checked by the flag's validator
+  const bool abort = std::find(kinds.begin(), kinds.end(), model::FaultKind::kStepAbort) != kinds.end();
+  if (abort && scenario.protocol.descriptor().shape() == ProtocolShape::kCollective) {
+    err << kErrorPrefix << "--faults abort: '" << args.scenario_path << "' runs the collective \""
+        << scenario.protocol.name << "\", which has no steps an application aborts\n";
+    return false;
+  }
   return true;
 }
 
@@ -359,6 +377,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
         << "' runs \"" << scenario.protocol.name << "\"\n";
     return kExitBadInput;
   }
+  if (!faults_fit_protocol(args, scenario, err)) return kExitBadInput;
   if (!bound_payload_memory(args, scenario, out, err)) return kExitBadInput;
   model::CheckOptions options = check_options_of(args, scenario);
   const model::ScenarioIdentity identity = scenario_identity(args.scenario_path, scenario);

@@ -581,6 +581,34 @@ TEST_F(TensorwireCli, CheckRejectsFlagsItsStrategyIgnoresAndNegativeSeeds) {
   EXPECT_TRUE(contains(top.out, "--seed 18446744073709551615 ")) << top.out;
 }
 
+TEST_F(TensorwireCli, CheckExploresTimeoutsAndAbortsWithSeveralFaultsAndReplays) {
+  const std::string scenario = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_timeouts.toml";
+  const std::string c = "check " + quoted(scenario);
+  const CliRun clean = run(c + " --strategy random --faults timeout,abort --max-faults 2 --max-schedules 50");
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_TRUE(contains(clean.out, "--faults timeout,abort --max-faults 2")) << clean.out;
+  const std::string prefix = path("withdraw").string();
+  const CliRun bug = run(c + " --strategy dfs --faults timeout,abort --max-faults 2 --plant-bug free_on_withdraw "
+                         "--max-schedules 200 --out " + quoted(prefix));
+  EXPECT_EQ(bug.exit_code, 1) << bug.out << bug.err;
+  const std::string schedule = read_file(prefix + ".schedule");
+  EXPECT_TRUE(contains(schedule, "faults timeout,abort\nmax_faults 2\n")) << schedule;
+  const CliRun again = run(c + " --replay " + quoted(prefix + ".schedule") + " --out " + quoted(path("again").string()));
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  EXPECT_TRUE(contains(again.out, "replayed: safety violation")) << again.out;
+  // Flags that cannot apply are refused, naming why.
+  const CliRun zero = run(c + " --faults timeout --max-faults 0");
+  EXPECT_EQ(zero.exit_code, 2) << zero.out << zero.err;
+  EXPECT_TRUE(contains(zero.err, "--max-faults")) << zero.err;
+  const CliRun alone = run(c + " --max-faults 2");
+  EXPECT_EQ(alone.exit_code, 2) << alone.out << alone.err;
+  EXPECT_TRUE(contains(alone.err, "--max-faults applies with --faults only")) << alone.err;
+  const std::string broadcast = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_broadcast.toml";
+  const CliRun abort = run("check " + quoted(broadcast) + " --faults abort --max-schedules 3");
+  EXPECT_EQ(abort.exit_code, 2) << abort.out << abort.err;
+  EXPECT_TRUE(contains(abort.err, "which has no steps an application aborts")) << abort.err;
+}
+
 // issue 18 #11: a schedule file with CRLF line endings replays.
 TEST_F(TensorwireCli, CheckReplaysAScheduleFileWithCrlfLineEndings) {
   std::ofstream(path("c.toml")) << kCheckScenario;

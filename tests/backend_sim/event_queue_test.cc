@@ -35,6 +35,29 @@ TEST(EventQueue, CancelledEventsNeverRunAndAreNotCounted) {
   EXPECT_TRUE(q.empty());
 }
 
+TEST(EventQueue, BringForwardMovesTheEarliestLaterEventOfAKindToNowKeepingItsId) {
+  EventQueue q;
+  std::string order;
+  q.schedule_at(0, 0, "step", [&] { order += "s"; });
+  EventId late = q.schedule_at(50, 2, "timeout", [&] { order += "L"; });
+  q.schedule_at(30, 1, "timeout", [&] { order += "E"; });
+  q.schedule_at(40, 0, "other", [&] { order += "o"; });
+  ASSERT_TRUE(q.run_next());  // "s" at 0
+  EXPECT_TRUE(q.has_later("timeout"));
+  EXPECT_FALSE(q.has_later("step"));
+  EXPECT_EQ(q.bring_forward("timeout"), std::optional<uint32_t>(1));  // the one due at 30
+  ASSERT_TRUE(q.run_next());
+  EXPECT_EQ(order, "sE");
+  EXPECT_EQ(q.now_ns(), 0);  // it ran now, not at 30
+  EXPECT_EQ(q.bring_forward("timeout"), std::optional<uint32_t>(2));
+  q.cancel(late);  // the id still names it
+  EXPECT_FALSE(q.has_later("timeout"));
+  EXPECT_EQ(q.bring_forward("timeout"), std::nullopt);
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(order, "sEo");
+}
+
 class LastFirst final : public Scheduler {
  public:
   size_t pick(std::span<const ReadyEvent> ready) override {

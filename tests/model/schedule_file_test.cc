@@ -181,8 +181,29 @@ TEST(ScheduleFile, FaultListsNameEachKnownFaultOnce) {
   EXPECT_FALSE(parse_fault_list("qp_error,", kinds));
   EXPECT_FALSE(parse_fault_list("crash,qp_error,crash", kinds));
   EXPECT_FALSE(parse_fault_list("kill", kinds));
+  EXPECT_TRUE(parse_fault_list("timeout,abort", kinds));
+  EXPECT_EQ(kinds, (std::vector<FaultKind>{FaultKind::kTimeout, FaultKind::kStepAbort}));
   EXPECT_FALSE(parse_fault_list("", kinds));
   EXPECT_EQ(fault_list_text({FaultKind::kQpError, FaultKind::kRegistrationFailure}), "qp_error,reg_fail");
+}
+
+TEST(ScheduleFile, MaxFaultsIsWrittenWhenNotOneAndChecked) {
+  ScheduleFile s = sample();
+  s.faults = {FaultKind::kTimeout, FaultKind::kStepAbort};
+  EXPECT_EQ(schedule_file_text(s).find("max_faults"), std::string::npos);
+  s.max_faults = 3;
+  const std::string text = schedule_file_text(s);
+  EXPECT_NE(text.find("faults timeout,abort\nmax_faults 3\n"), std::string::npos) << text;
+  auto back = parse_schedule_file(text, "x.schedule");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(back->max_faults, 3u);
+  EXPECT_EQ(back->faults, s.faults);
+  std::string zero = text;
+  zero.replace(zero.find("max_faults 3"), 12, "max_faults 0");
+  auto bad = parse_schedule_file(zero, "x.schedule");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("expected 'max_faults N' with N from 1 to"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(ScheduleFile, DamageIsAnErrorWithTheLine) {

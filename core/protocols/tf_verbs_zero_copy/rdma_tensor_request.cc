@@ -391,6 +391,8 @@ void RdmaTensorRequest::fail_and_withdraw(Status why) {
   wire::RdmaMessage m = make_message(wire::RdmaMessageType::kTensorReRequest);
   m.remote_addr = 0;
   m.rkey = 0;
+  // The sender may be writing into the destination right now.
+  if (env_.options().planted_bug == PlantedBug::kFreeOnWithdraw) release_buffers(/*discard=*/true);
   Status st = env_.send_control(src_, m);
   if (!st.is_ok()) {
     finish(/*discard=*/true);

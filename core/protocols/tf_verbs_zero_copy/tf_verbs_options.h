@@ -26,6 +26,9 @@ enum class PlantedBug : uint8_t {
   kSendDoneBeforeWrite,     // the caller may reuse its source while the write still reads it
   kDeregisterSourceEarly,   // the source's registration goes right after posting its write
   kPoolOverlap,             // the pool hands out a registered buffer still in use
+  // Found when a timeout or an abort races with the sender's write (check
+  // --faults timeout or abort): the sanitizer names the write into freed memory.
+  kFreeOnWithdraw,          // a withdrawing Recv frees its destination before the peer confirms
 };
 
 const char* planted_bug_name(PlantedBug bug);
@@ -37,7 +40,8 @@ inline constexpr PlantedBug kPlantedBugs[] = {
     PlantedBug::kReuseRequestIndex,     PlantedBug::kFreeProxyBeforeCopy,
     PlantedBug::kNoReallocOnSizeChange, PlantedBug::kDestroyResponseEarly,
     PlantedBug::kUnregisteredSource,    PlantedBug::kSendDoneBeforeWrite,
-    PlantedBug::kDeregisterSourceEarly, PlantedBug::kPoolOverlap};
+    PlantedBug::kDeregisterSourceEarly, PlantedBug::kPoolOverlap,
+    PlantedBug::kFreeOnWithdraw};
 
 // The most control_ring_size a scenario may ask for: the simulator's
 // timing-only mode gives bytes to buffers up to 8 MiB, which holds a ring this
