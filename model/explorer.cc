@@ -419,6 +419,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   std::vector<Problem> excused;
   if (applied) excused = answers_to_fault(*applied, applied_ns, report, e.problems);
   e.outcome = outcome_of(e.problems, excused);
+  e.excused = std::move(excused);
   return e;
 }
 
@@ -494,6 +495,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
       report.outcome = e.outcome;
       report.counterexample = std::move(e);
       report.counterexample_seed = strategy_seed;
+      report.counterexample_faults = faults.kinds;
       break;
     }
     if (options.strategy == CheckStrategy::kDfs && !dpor.next_execution()) {
