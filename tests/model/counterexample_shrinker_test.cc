@@ -16,13 +16,16 @@ namespace {
 
 using tf_verbs::PlantedBug;
 
-// Two ranks, three tensors, one of which grows at step 2 (the zoo's scenario
-// without the GPU tensor): enough same-time events for a random walk to make
-// many needless deviations.
+// scenarios/model_2x3.toml (the bug zoo's): two ranks, three tensors, one
+// of which grows at step 2 and one of which lands on a GPU the NIC cannot
+// reach: enough same-time events for a random walk to make many needless
+// deviations, and one bug (destroy_response_early) that needs some.
 const char* kScenario = R"(
 name = "shrink"
 [cluster]
 nodes = 2
+gpus_per_node = 1
+gpu_direct = false
 [workload]
 kind = "tensors"
 steps = 2
@@ -37,10 +40,11 @@ src = 0
 dst = 1
 shape = [32]
 [[workload.tensor]]
-name = "c"
-src = 1
-dst = 0
+name = "g"
+src = 0
+dst = 1
 shape = [8]
+dst_memory = "gpu0"
 [[workload.change]]
 step = 2
 tensor = "a"
@@ -119,7 +123,7 @@ TEST(CounterexampleShrinker, IsNeverLargerAndAlwaysReplays) {
 }
 
 TEST(CounterexampleShrinker, IsDeterministic) {
-  const Found f = find_bug(PlantedBug::kReuseRequestIndex, CheckStrategy::kRandom);
+  const Found f = find_bug(PlantedBug::kDestroyResponseEarly, CheckStrategy::kRandom);
   ASSERT_TRUE(f.report.counterexample);
   const ShrinkResult a = shrink(f, 150);
   const ShrinkResult b = shrink(f, 150);
@@ -128,12 +132,41 @@ TEST(CounterexampleShrinker, IsDeterministic) {
   EXPECT_EQ(a.replays, b.replays);
 }
 
-TEST(CounterexampleShrinker, StopsAtItsReplayBudget) {
-  const Found f = find_bug(PlantedBug::kStaleReRequestAddress, CheckStrategy::kRandom);
+// A bug that needs deviations from the default order: ddmin leaves a
+// schedule none of whose deviations can go (1-minimal).
+TEST(CounterexampleShrinker, LeavesNoDeviationThatCanGo) {
+  const Found f = find_bug(PlantedBug::kDestroyResponseEarly, CheckStrategy::kRandom);
   ASSERT_TRUE(f.report.counterexample);
+  const ShrinkResult r = shrink(f);
+  ASSERT_LT(r.replays, 400u);  // finished, not stopped by the budget
+  EXPECT_GT(r.size.deviations, 0u);
+  EXPECT_LT(r.size.deviations, r.original_size.deviations);
+  expect_replays(f, r);
+  for (size_t i = 0; i < r.execution.choices.size(); ++i) {
+    if (r.execution.choices[i] == 0) continue;
+    std::vector<uint32_t> edited = r.execution.choices;
+    edited[i] = 0;
+    ReplayStrategy replay(edited);  // past a changed point: the default, which is what we want
+    NullTraceSink none;
+    const Execution e = run_execution(f.scenario, f.options.seed, replay, none, nullptr,
+                                      {f.report.counterexample_faults, -1});
+    uint64_t deviations = 0;
+    for (uint32_t c : e.choices) deviations += c != 0;
+    const ScheduleSize size{e.events, deviations, e.fault_injected ? 1u : 0u, e.choices.size()};
+    EXPECT_FALSE(e.outcome == r.execution.outcome && violated_check(e) == r.check && size < r.size)
+        << "the deviation at " << i << " could go";
+  }
+}
+
+TEST(CounterexampleShrinker, StopsAtItsReplayBudget) {
+  const Found f = find_bug(PlantedBug::kDestroyResponseEarly, CheckStrategy::kRandom);
+  ASSERT_TRUE(f.report.counterexample);
+  const ShrinkResult full = shrink(f);
+  ASSERT_GT(full.replays, 3u);
   const ShrinkResult r = shrink(f, 3);
   EXPECT_EQ(r.replays, 3u);
   EXPECT_LE(r.size, r.original_size);
+  EXPECT_LE(full.size, r.size);
   expect_replays(f, r);
   // No budget: the original, untouched.
   const ShrinkResult none = shrink(f, 0);
