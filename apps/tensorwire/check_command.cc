@@ -84,6 +84,25 @@ const ProtocolDescriptor* protocol_with_bug(std::string_view bug) {
   return nullptr;
 }
 
+// --plant-bug: every registered protocol's bug zoo, named in the help.
+void add_plant_bug_option(CLI::App& check, CheckArgs& args) {
+  std::vector<std::string> bugs{"none"};
+  std::string owners;
+  for (const ProtocolDescriptor* p : registered_protocols()) {
+    std::string names;
+    for (std::string_view b : p->planted_bugs()) {
+      bugs.emplace_back(b);
+      names += (names.empty() ? "" : ", ") + std::string(b);
+    }
+    if (!names.empty()) owners += "; " + std::string(p->name()) + ": " + names;
+  }
+  check.add_option("--plant-bug", args.plant_bug,
+                   "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it (" +
+                       (owners.empty() ? std::string("none") : owners.substr(2)) + ")")
+      ->check(CLI::IsMember(bugs))
+      ->type_name("NAME");
+}
+
 }  // namespace
 
 CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
@@ -141,21 +160,7 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
           },
           "", "FAULTS"))
       ->type_name("LIST");
-  std::vector<std::string> bugs{"none"};
-  std::string owners;
-  for (const ProtocolDescriptor* p : registered_protocols()) {
-    std::string names;
-    for (std::string_view b : p->planted_bugs()) {
-      bugs.emplace_back(b);
-      names += (names.empty() ? "" : ", ") + std::string(b);
-    }
-    if (!names.empty()) owners += "; " + std::string(p->name()) + ": " + names;
-  }
-  check->add_option("--plant-bug", args.plant_bug,
-                    "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it (" +
-                        (owners.empty() ? std::string("none") : owners.substr(2)) + ")")
-      ->check(CLI::IsMember(bugs))
-      ->type_name("NAME");
+  add_plant_bug_option(*check, args);
   add_memory_limit_option(*check, args.memory_limit);
   return check;
 }
