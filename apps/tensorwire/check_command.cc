@@ -56,6 +56,8 @@ std::string counterexample_prefix(const CheckArgs& args) {
 std::string counterexample_paths_problem(const CheckArgs& args) {
   const std::string prefix = counterexample_prefix(args);
   for (const char* suffix : {".schedule", ".original.schedule", ".steps.txt", ".trace.json"}) {
+    // A replay is not shrunk: it writes no .original.schedule (so one may be replayed).
+    if (!args.replay_path.empty() && std::string_view(suffix) == ".original.schedule") continue;
     const std::string path = prefix + suffix;
     for (auto [input, what] : {std::pair{&args.scenario_path, "scenario file"},
                                std::pair{&args.replay_path, "--replay schedule"}}) {

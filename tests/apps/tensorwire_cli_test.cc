@@ -528,6 +528,12 @@ TEST_F(TensorwireCli, CheckShrinksTheCounterexampleAndKeepsTheOriginalBesideIt) 
     EXPECT_TRUE(contains(again.out, "replayed: safety violation")) << again.out;
     EXPECT_FALSE(contains(again.out, "shrunk: ")) << again.out;  // a replay is written as it is
   }
+  // Replaying the original into the same prefix is no overwrite of the input:
+  // a replay writes no .original.schedule.
+  const CliRun in_place = run("check " + quoted(path("c.toml").string()) + " --replay " +
+                              quoted(prefix + ".original.schedule") + " --out " + quoted(prefix));
+  EXPECT_EQ(in_place.exit_code, 1) << in_place.out << in_place.err;
+  EXPECT_EQ(read_file(prefix + ".original.schedule"), original);
   // --no-shrink writes the one found and nothing beside it.
   const std::string plain = path("plain").string();
   const CliRun unshrunk = run("check " + quoted(path("c.toml").string()) +
