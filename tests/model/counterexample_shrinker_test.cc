@@ -201,6 +201,44 @@ TEST(CounterexampleShrinker, DropsAFaultTheViolationDoesNotNeed) {
   expect_replays(f, r);
 }
 
+// scenarios/model_broadcast.toml: a collective protocol's counterexample
+// shrinks the same way (the shrinker knows nothing of the protocol).
+const char* kBroadcast = R"(
+name = "model_broadcast"
+seed = 5
+[cluster]
+nodes = 2
+gpus_per_node = 2
+gpu_direct = false
+[workload]
+kind = "broadcast"
+bytes = "16KiB"
+source = "node0/gpu0"
+destinations = ["node0/gpu1", "node1/host"]
+algorithm = "aggregation"
+ib_buffer_size = "8KiB"
+min_chunk = "4KiB"
+max_chunk = "4KiB"
+)";
+
+TEST(CounterexampleShrinker, ShrinksABroadcastsCounterexampleToo) {
+  Found f;
+  Scenario s = load_scenario_string(kBroadcast, "model_broadcast.toml");
+  ASSERT_TRUE(s.protocol.descriptor().plant_bug(s.protocol.options, "free_at_first_consumer"));
+  f.options.strategy = CheckStrategy::kRandom;
+  f.options.max_schedules = 200;
+  f.options.seed = 5;
+  f.options.faults = {FaultKind::kCrash};
+  f.report = check(s, f.options);
+  f.scenario = model_scenario(s);
+  ASSERT_EQ(f.report.outcome, CheckOutcome::kSafety);
+  const ShrinkResult r = shrink(f);
+  EXPECT_TRUE(r.reproduced);
+  EXPECT_LT(r.size, r.original_size);
+  EXPECT_LT(r.size.deviations, r.original_size.deviations);
+  expect_replays(f, r);
+}
+
 TEST(ViolatedCheck, IsTheFirstUnexcusedProblemWithoutItsNumbers) {
   Execution e;
   e.problems = {transport_problem("step 2 'a' 0->1: Recv failed: flushed", 1, 0),
