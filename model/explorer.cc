@@ -514,6 +514,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   std::vector<Problem> excused = answers_to_faults(injector.applied(), report, e.problems);
   excused_by_timeouts(fingerprinter.timeouts_by_rank(), report, excused);
   e.outcome = outcome_of(e.problems, excused);
+  e.excused = std::move(excused);
   return e;
 }
 
@@ -608,6 +609,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
       report.outcome = e.outcome;
       report.counterexample = std::move(e);
       report.counterexample_seed = strategy_seed;
+      report.counterexample_faults = faults.kinds;
       break;
     }
     if (options.strategy == CheckStrategy::kDfs && !dpor.next_execution()) {

@@ -44,6 +44,7 @@ Scenario model_scenario(Scenario scenario);
 struct Execution {
   CheckOutcome outcome = CheckOutcome::kNothingFound;
   std::vector<Problem> problems;  // the invariants' first, then the run's
+  std::vector<Problem> excused;   // those of `problems` an injected fault explains
   std::vector<uint32_t> choices;  // the schedule: one index per choice point
   std::vector<uint32_t> widths;   // how many events were ready at each
   uint64_t events = 0;
@@ -96,6 +97,9 @@ struct CheckReport {
   std::vector<TransitionTable> transitions;  // transitions taken, summed over executions
   std::optional<Execution> counterexample;
   uint64_t counterexample_seed = 0;  // the strategy seed of the failing execution
+  // The faults on offer in the failing execution, which its choices encode:
+  // none for random's and pct's first, fault-free execution.
+  std::vector<FaultKind> counterexample_faults;
 };
 
 using CheckProgress = std::function<void(uint64_t done, uint64_t total)>;

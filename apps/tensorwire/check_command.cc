@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/memory_limit.h"
@@ -13,6 +14,7 @@
 #include "apps/tensorwire/run_command.h"
 #include "apps/tensorwire/scenario_argument.h"
 #include "core/protocols/protocol_registry.h"
+#include "model/counterexample_shrinker.h"
 #include "model/explorer.h"
 #include "model/schedule_file.h"
 #include "model/schedule_replay.h"
@@ -53,7 +55,9 @@ std::string counterexample_prefix(const CheckArgs& args) {
 // so that a long search does not end in a refusal.
 std::string counterexample_paths_problem(const CheckArgs& args) {
   const std::string prefix = counterexample_prefix(args);
-  for (const char* suffix : {".schedule", ".steps.txt", ".trace.json"}) {
+  for (const char* suffix : {".schedule", ".original.schedule", ".steps.txt", ".trace.json"}) {
+    // A replay is not shrunk: it writes no .original.schedule (so one may be replayed).
+    if (!args.replay_path.empty() && std::string_view(suffix) == ".original.schedule") continue;
     const std::string path = prefix + suffix;
     for (auto [input, what] : {std::pair{&args.scenario_path, "scenario file"},
                                std::pair{&args.replay_path, "--replay schedule"}}) {
@@ -80,6 +84,25 @@ const ProtocolDescriptor* protocol_with_bug(std::string_view bug) {
     }
   }
   return nullptr;
+}
+
+// --plant-bug: every registered protocol's bug zoo, named in the help.
+void add_plant_bug_option(CLI::App& check, CheckArgs& args) {
+  std::vector<std::string> bugs{"none"};
+  std::string owners;
+  for (const ProtocolDescriptor* p : registered_protocols()) {
+    std::string names;
+    for (std::string_view b : p->planted_bugs()) {
+      bugs.emplace_back(b);
+      names += (names.empty() ? "" : ", ") + std::string(b);
+    }
+    if (!names.empty()) owners += "; " + std::string(p->name()) + ": " + names;
+  }
+  check.add_option("--plant-bug", args.plant_bug,
+                   "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it (" +
+                       (owners.empty() ? std::string("none") : owners.substr(2)) + ")")
+      ->check(CLI::IsMember(bugs))
+      ->type_name("NAME");
 }
 
 }  // namespace
@@ -116,9 +139,13 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
       ->check(non_empty_value());
   check->add_option("--out", args.out_prefix,
                     "On a violation, write PREFIX.schedule, PREFIX.steps.txt and PREFIX.trace.json "
+                    "of the shrunk counterexample, and PREFIX.original.schedule of the one found "
                     "(default: tensorwire-check)")
       ->type_name("PREFIX")
       ->check(non_empty_value());
+  check->add_flag("--no-shrink", args.no_shrink,
+                  "Write the counterexample as found, without searching for a shorter schedule "
+                  "that breaks the same check");
   check->add_option("--faults", args.faults,
                     "Faults to explore (up to --max-faults per execution): none, or a "
                     "comma-separated list of qp_error (the queue pair between ranks 0 and 1 "
@@ -142,21 +169,7 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
                     "With --faults: how many faults may strike in one execution (default 1)")
       ->check(CLI::Range(1u, model::kMaxFaultsPerExecution))
       ->type_name("K");
-  std::vector<std::string> bugs{"none"};
-  std::string owners;
-  for (const ProtocolDescriptor* p : registered_protocols()) {
-    std::string names;
-    for (std::string_view b : p->planted_bugs()) {
-      bugs.emplace_back(b);
-      names += (names.empty() ? "" : ", ") + std::string(b);
-    }
-    if (!names.empty()) owners += "; " + std::string(p->name()) + ": " + names;
-  }
-  check->add_option("--plant-bug", args.plant_bug,
-                    "Plant one of the bug zoo's bugs in the protocol, to watch the checker find it (" +
-                        (owners.empty() ? std::string("none") : owners.substr(2)) + ")")
-      ->check(CLI::IsMember(bugs))
-      ->type_name("NAME");
+  add_plant_bug_option(*check, args);
   add_memory_limit_option(*check, args.memory_limit);
   return check;
 }
@@ -186,7 +199,8 @@ model::ScenarioIdentity scenario_identity(const std::string& path, const Scenari
 
 // What a check found, and how its schedule file names the strategy.
 struct Finding {
-  std::optional<model::Execution> failing;
+  std::optional<model::Execution> failing;   // shrunk, unless --no-shrink or --replay
+  std::optional<model::Execution> original;  // as found, when `failing` is its shrunk form
   std::string strategy_name;
 };
 
@@ -223,9 +237,9 @@ std::optional<int> replay_schedule(const CheckArgs& args, Scenario& scenario,
 }
 
 // Searches with the strategy. An exit code when nothing was found; otherwise
-// the counterexample.
+// the counterexample (and in `options.faults` the faults its schedule offers).
 std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
-                          const model::CheckOptions& options, bool progress, Finding& finding,
+                          model::CheckOptions& options, bool progress, Finding& finding,
                           std::ostream& out, std::ostream& err) {
   out << "tensorwire check " << args.scenario_path << " --strategy " << args.strategy
       << " --seed " << options.seed << " --max-schedules " << options.max_schedules
@@ -248,6 +262,9 @@ std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
   out << report::check_summary_text(report, dfs, args.exact, scenario.protocol.name, seconds);
   if (!report.counterexample) return dfs && !report.exhausted ? kExitSearchIncomplete : kExitOk;
   finding.failing = std::move(report.counterexample);
+  // Random walks and pct run their first execution without faults: its
+  // schedule replays without them.
+  options.faults = report.counterexample_faults;
   if (finding.failing->outcome == model::CheckOutcome::kBadInput) return std::nullopt;
   out << "failing schedule: " << report.schedules << " of this run\n";
   for (const Problem& p : finding.failing->problems) out << "  " << problem_line(p) << "\n";
@@ -284,23 +301,61 @@ bool bound_payload_memory(const CheckArgs& args, Scenario& scenario, std::ostrea
   return false;
 }
 
-// Writes the counterexample: the schedule, and a trace of re-running it.
-int write_counterexample(const CheckArgs& args, const Scenario& scenario,
-                         const model::ScenarioIdentity& identity,
-                         const model::CheckOptions& options, const Finding& finding,
-                         std::ostream& out, std::ostream& err) {
-  const model::Execution& failing = *finding.failing;
+// Shrinks the counterexample a search found (model/counterexample_shrinker.h)
+// and says by how much; the one found is kept as `finding.original`.
+void shrink_finding(const Scenario& scenario, const model::CheckOptions& options,
+                    Finding& finding, std::ostream& out) {
+  model::ShrinkResult r = model::shrink_counterexample(
+      model::model_scenario(scenario), options.seed, model::FaultOffer{options.faults, options.max_faults, {}}, *finding.failing);
+  const model::ScheduleSize& n = r.size;
+  const model::ScheduleSize& o = r.original_size;
+  out << "shrunk: " << n.choice_points << " choice points, " << n.events << " events, "
+      << n.deviations << " deviations (from " << o.choice_points << ", " << o.events << ", "
+      << o.deviations << ") in " << r.replays << " replays\n";
+  if (!r.reproduced) out << "  (the replay of the schedule found broke another check: kept as found)\n";
+  if (r.execution.problems != finding.failing->problems) {
+    for (const Problem& p : r.execution.problems) out << "  " << problem_line(p) << "\n";
+  }
+  finding.original = std::move(finding.failing);
+  finding.failing = std::move(r.execution);
+}
+
+// The schedule file of `execution`.
+model::ScheduleFile schedule_file_of(const CheckArgs& args, const Scenario& scenario,
+                                     const model::ScenarioIdentity& identity,
+                                     const model::CheckOptions& options,
+                                     const std::string& strategy,
+                                     const model::Execution& execution) {
   model::ScheduleFile file;
   file.scenario = args.scenario_path;
   file.scenario_name = identity.name;
   file.scenario_hash = identity.hash;
   file.seed = options.seed;
-  file.strategy = finding.strategy_name;
-  file.outcome = model::check_outcome_name(failing.outcome);
+  file.strategy = strategy;
+  file.outcome = model::check_outcome_name(execution.outcome);
   file.faults = options.faults;
   file.max_faults = options.max_faults;
   file.planted_bug = scenario.protocol.descriptor().planted_bug(scenario.protocol.options);
-  file.choices = failing.choices;
+  file.choices = execution.choices;
+  return file;
+}
+
+// Writes the counterexample: the schedule, and a trace of re-running it;
+// beside it the schedule as found, when it was shrunk.
+int write_counterexample(const CheckArgs& args, const Scenario& scenario,
+                         const model::ScenarioIdentity& identity,
+                         const model::CheckOptions& options, const Finding& finding,
+                         std::ostream& out, std::ostream& err) {
+  const model::Execution& failing = *finding.failing;
+  const model::ScheduleFile file = schedule_file_of(
+      args, scenario, identity, options,
+      finding.original ? finding.strategy_name + ", shrunk" : finding.strategy_name, failing);
+  std::vector<std::pair<std::string, std::string>> files;
+  if (finding.original) {
+    files.emplace_back(".original.schedule",
+                       model::schedule_file_text(schedule_file_of(
+                           args, scenario, identity, options, finding.strategy_name, *finding.original)));
+  }
   report::ChromeTraceWriter chrome;
   report::TextTraceSink text;
   report::TeeTraceSink both(chrome, text);
@@ -309,10 +364,10 @@ int write_counterexample(const CheckArgs& args, const Scenario& scenario,
                        model::FaultOffer{options.faults, options.max_faults, {}});
   // Never overwrite the schedule being replayed.
   const std::string prefix = counterexample_prefix(args);
-  for (const auto& [suffix, content] :
-       {std::pair<std::string, std::string>{".schedule", model::schedule_file_text(file)},
-        {".steps.txt", text.text()},
-        {".trace.json", chrome.to_json()}}) {
+  files.emplace_back(".schedule", model::schedule_file_text(file));
+  files.emplace_back(".steps.txt", text.text());
+  files.emplace_back(".trace.json", chrome.to_json());
+  for (const auto& [suffix, content] : files) {
     if (Status st = write_file_atomically(prefix + suffix, content, "--out"); !st.is_ok()) {
       // The violation stands; keep the schedule where the user can see it.
       err << kErrorPrefix << st.message() << "; the schedule follows on stdout\n";
@@ -322,7 +377,9 @@ int write_counterexample(const CheckArgs& args, const Scenario& scenario,
   }
   out << "counterexample: " << prefix << ".schedule (replay: tensorwire check "
       << args.scenario_path << " --replay " << prefix << ".schedule), " << prefix
-      << ".steps.txt, " << prefix << ".trace.json\n";
+      << ".steps.txt, " << prefix << ".trace.json"
+      << (finding.original ? ", " + prefix + ".original.schedule (as found)" : std::string())
+      << "\n";
   return exit_code_of(failing.outcome);
 }
 
@@ -391,6 +448,7 @@ int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, b
   if (finding.failing->outcome == model::CheckOutcome::kBadInput) {
     return refuse_unchecked_scenario(args, *finding.failing, err);
   }
+  if (args.replay_path.empty() && !args.no_shrink) shrink_finding(scenario, options, finding, out);
   return write_counterexample(args, scenario, identity, options, finding, out, err);
 }
 

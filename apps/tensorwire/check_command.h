@@ -1,7 +1,9 @@
 // `tensorwire check SCENARIO [--strategy dfs|random|pct] [--max-schedules N]
 // [--seed N] [--pct-depth D] [--replay FILE] [--out PREFIX] [--plant-bug NAME]
-// [--faults LIST] [--max-faults K] [--memory-limit SIZE]`: explore the
+// [--faults LIST] [--max-faults K] [--memory-limit SIZE] [--no-shrink]`: explore the
 // orders in which a scenario's same-time events can run (model/explorer.h).
+// A counterexample found by a search is shrunk (model/counterexample_shrinker.h)
+// before it is written; the one found is kept beside it.
 // Exit codes: 0 nothing found (dfs: every order explored; random, pct: in the
 // schedules run), 1 safety violation, 3 liveness violation, 4 dfs stopped at
 // --max-schedules before exploring every order and found nothing, 2 bad input
@@ -30,6 +32,7 @@ struct CheckArgs {
   std::string faults = "none";     // kinds of injected faults (model::parse_fault_list)
   uint32_t max_faults = 1;         // per execution
   bool exact = false;              // dfs: cut at seen states only where no order is lost
+  bool no_shrink = false;          // write the counterexample as found, not shrunk
   std::string memory_limit;        // --memory-limit as typed (checked); empty: the default
 };
 

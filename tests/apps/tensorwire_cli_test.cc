@@ -496,6 +496,55 @@ TEST_F(TensorwireCli, CheckReportsASafetyViolationWithAScheduleThatReplays) {
   EXPECT_TRUE(contains(diverged.err, "does not fit")) << diverged.err;
 }
 
+// A counterexample a search found is shrunk: PREFIX.schedule is the shrunk
+// one and replays to the same violation, PREFIX.original.schedule the one
+// found, which replays too. With faults on offer, a violation found in the
+// random walk's first, fault-free execution replays without them.
+TEST_F(TensorwireCli, CheckShrinksTheCounterexampleAndKeepsTheOriginalBesideIt) {
+  std::ofstream(path("c.toml")) << kCheckScenario;
+  const std::string prefix = path("cex").string();
+  const CliRun r = run("check " + quoted(path("c.toml").string()) +
+                       " --plant-bug stale_re_request_address --faults crash --out " + quoted(prefix));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "shrunk: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, " deviations (from ")) << r.out;
+  EXPECT_TRUE(contains(r.out, prefix + ".original.schedule")) << r.out;
+  const std::string shrunk = read_file(prefix + ".schedule");
+  const std::string original = read_file(prefix + ".original.schedule");
+  EXPECT_TRUE(contains(shrunk, "strategy random, shrunk\n")) << shrunk;
+  EXPECT_TRUE(contains(original, "strategy random\n")) << original;
+  // Fewer deviations from the default order: nonzero choices.
+  auto deviations = [](const std::string& schedule) {
+    std::istringstream in(schedule.substr(schedule.find('\n', schedule.find("\nchoices ") + 1)));
+    size_t count = 0;
+    for (std::string choice; in >> choice;) count += choice != "0";
+    return count;
+  };
+  EXPECT_LT(deviations(shrunk), deviations(original)) << shrunk << original;
+  for (const std::string& schedule : {prefix + ".schedule", prefix + ".original.schedule"}) {
+    const CliRun again = run("check " + quoted(path("c.toml").string()) + " --replay " +
+                             quoted(schedule) + " --out " + quoted(path("again").string()));
+    EXPECT_EQ(again.exit_code, 1) << schedule << "\n" << again.out << again.err;
+    EXPECT_TRUE(contains(again.out, "replayed: safety violation")) << again.out;
+    EXPECT_FALSE(contains(again.out, "shrunk: ")) << again.out;  // a replay is written as it is
+  }
+  // Replaying the original into the same prefix is no overwrite of the input:
+  // a replay writes no .original.schedule.
+  const CliRun in_place = run("check " + quoted(path("c.toml").string()) + " --replay " +
+                              quoted(prefix + ".original.schedule") + " --out " + quoted(prefix));
+  EXPECT_EQ(in_place.exit_code, 1) << in_place.out << in_place.err;
+  EXPECT_EQ(read_file(prefix + ".original.schedule"), original);
+  // --no-shrink writes the one found and nothing beside it.
+  const std::string plain = path("plain").string();
+  const CliRun unshrunk = run("check " + quoted(path("c.toml").string()) +
+                              " --plant-bug stale_re_request_address --no-shrink --out " +
+                              quoted(plain));
+  EXPECT_EQ(unshrunk.exit_code, 1) << unshrunk.out << unshrunk.err;
+  EXPECT_FALSE(contains(unshrunk.out, "shrunk: ")) << unshrunk.out;
+  EXPECT_FALSE(fs::exists(plain + ".original.schedule"));
+  EXPECT_EQ(read_file(plain + ".schedule").find("shrunk"), std::string::npos);
+}
+
 TEST_F(TensorwireCli, CheckReportsALivenessViolationAsExitThree) {
   std::ofstream(path("c.toml")) << kCheckScenario;
   const CliRun r = run("check " + quoted(path("c.toml").string()) +

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/counterexample_shrinker.h"
 #include "model/explorer.h"
 #include "scenario/scenario_loader.h"
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
@@ -53,6 +54,10 @@ struct ZooCase {
   PlantedBug bug;
   CheckStrategy strategy;
   uint64_t max_schedules;
+  // The shrunk counterexample is at most this (events, deviations, faults,
+  // choice points), in ScheduleSize's order: measured, so that a shrinker
+  // that does worse fails.
+  ScheduleSize shrunk;
 };
 
 class BugZoo : public ::testing::TestWithParam<ZooCase> {};
@@ -79,6 +84,35 @@ TEST_P(BugZoo, TheCheckerFindsThePlantedBug) {
   EXPECT_EQ(again.problems, r.counterexample->problems);
 }
 
+TEST_P(BugZoo, TheCounterexampleShrinksAndReplaysToTheSameCheck) {
+  const ZooCase& c = GetParam();
+  Scenario s = load_scenario_string(kZooScenario, "zoo.toml");
+  tf_verbs::options_of(s.protocol.options).planted_bug = c.bug;
+  CheckOptions o;
+  o.strategy = c.strategy;
+  o.max_schedules = c.max_schedules;
+  o.seed = 3;
+  CheckReport r = check(s, o);
+  ASSERT_TRUE(r.counterexample) << tf_verbs::planted_bug_name(c.bug);
+  const Scenario checked = model_scenario(s);
+  const ShrinkResult shrunk =
+      shrink_counterexample(checked, o.seed, FaultOffer{r.counterexample_faults, 1, {}}, *r.counterexample);
+  const ScheduleSize& n = shrunk.size;
+  EXPECT_LE(shrunk.size, shrunk.original_size);
+  EXPECT_LE(shrunk.size, c.shrunk)
+      << n.events << " events, " << n.deviations << " deviations, " << n.faults << " faults, "
+      << n.choice_points << " choice points";
+  EXPECT_LE(shrunk.replays, ShrinkOptions{}.max_replays);
+  // The shrunk schedule replays exactly, to the same outcome and check.
+  ReplayStrategy replay(shrunk.execution.choices);
+  NullTraceSink trace;
+  Execution again = run_execution(checked, o.seed, replay, trace, nullptr, FaultOffer{r.counterexample_faults, 1, {}});
+  EXPECT_FALSE(again.diverged);
+  EXPECT_EQ(again.outcome, r.outcome);
+  EXPECT_EQ(violated_check(again), violated_check(*r.counterexample));
+  EXPECT_EQ(again.events, n.events);
+}
+
 TEST_P(BugZoo, TheSameSearchFindsNothingWithoutTheBug) {
   const ZooCase& c = GetParam();
   Scenario s = load_scenario_string(kZooScenario, "zoo.toml");
@@ -93,16 +127,16 @@ TEST_P(BugZoo, TheSameSearchFindsNothingWithoutTheBug) {
 
 INSTANTIATE_TEST_SUITE_P(
     Planted, BugZoo,
-    ::testing::Values(ZooCase{PlantedBug::kStaleReRequestAddress, CheckStrategy::kRandom, 50},
-                      ZooCase{PlantedBug::kSkipClone, CheckStrategy::kRandom, 200},
-                      ZooCase{PlantedBug::kReuseRequestIndex, CheckStrategy::kRandom, 200},
-                      ZooCase{PlantedBug::kFreeProxyBeforeCopy, CheckStrategy::kDfs, 50},
-                      ZooCase{PlantedBug::kNoReallocOnSizeChange, CheckStrategy::kDfs, 50},
-                      ZooCase{PlantedBug::kDestroyResponseEarly, CheckStrategy::kPct, 100},
-                      ZooCase{PlantedBug::kUnregisteredSource, CheckStrategy::kDfs, 50},
-                      ZooCase{PlantedBug::kSendDoneBeforeWrite, CheckStrategy::kDfs, 50},
-                      ZooCase{PlantedBug::kDeregisterSourceEarly, CheckStrategy::kDfs, 50},
-                      ZooCase{PlantedBug::kPoolOverlap, CheckStrategy::kDfs, 50}),
+    ::testing::Values(ZooCase{PlantedBug::kStaleReRequestAddress, CheckStrategy::kRandom, 50, {231, 0, 0, 129}},
+                      ZooCase{PlantedBug::kSkipClone, CheckStrategy::kRandom, 200, {102, 0, 0, 67}},
+                      ZooCase{PlantedBug::kReuseRequestIndex, CheckStrategy::kRandom, 200, {25, 0, 0, 16}},
+                      ZooCase{PlantedBug::kFreeProxyBeforeCopy, CheckStrategy::kDfs, 50, {104, 0, 0, 66}},
+                      ZooCase{PlantedBug::kNoReallocOnSizeChange, CheckStrategy::kDfs, 50, {231, 0, 0, 129}},
+                      ZooCase{PlantedBug::kDestroyResponseEarly, CheckStrategy::kPct, 100, {104, 1, 0, 66}},
+                      ZooCase{PlantedBug::kUnregisteredSource, CheckStrategy::kDfs, 50, {155, 0, 0, 57}},
+                      ZooCase{PlantedBug::kSendDoneBeforeWrite, CheckStrategy::kDfs, 50, {104, 0, 0, 67}},
+                      ZooCase{PlantedBug::kDeregisterSourceEarly, CheckStrategy::kDfs, 50, {155, 0, 0, 57}},
+                      ZooCase{PlantedBug::kPoolOverlap, CheckStrategy::kDfs, 50, {104, 0, 0, 66}}),
     [](const auto& info) { return std::string(tf_verbs::planted_bug_name(info.param.bug)); });
 
 // The bugs the DMA sanitizer names at the moment they happen: the caller
