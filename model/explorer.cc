@@ -449,7 +449,8 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     dpor.place_fault_by_races(fault_kind_name(FaultKind::kQpError),
                               qp_error_objects(scenario.cluster.nodes));
   }
-  uint64_t expected_steps = 1;   // pct: choice points of the first execution
+  uint64_t expected_steps = 1;   // where a forced fault may go: choice points of the first execution
+  uint64_t pct_steps = 1;        // pct's k: the most steps an execution took so far
   NullTraceSink trace;
   for (uint64_t i = 0; i < options.max_schedules; ++i) {
     const uint64_t strategy_seed = derive_seed(options.seed, i);
@@ -478,8 +479,9 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
         break;
       }
       case CheckStrategy::kPct: {
-        PctStrategy pct(strategy_seed, scenario.cluster.nodes, options.pct_depth, expected_steps);
+        PctStrategy pct(strategy_seed, options.pct_depth, pct_steps);
         e = run_execution(scenario, options.seed, pct, trace, &fingerprints, faults);
+        pct_steps = std::max(pct_steps, pct.steps());
         break;
       }
     }
