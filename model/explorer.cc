@@ -435,6 +435,21 @@ std::vector<sim::SharedObject> qp_error_objects(uint32_t ranks) {
   return objects;
 }
 
+namespace {
+
+// One PCT execution. Its k, `steps`, is measured: the most steps (events
+// run) an execution took so far, this one included once it is done.
+Execution run_pct(const Scenario& scenario, const CheckOptions& options, uint64_t strategy_seed,
+                  uint64_t& steps, std::vector<uint64_t>& fingerprints, const FaultOffer& faults) {
+  PctStrategy pct(strategy_seed, options.pct_depth, steps);
+  NullTraceSink trace;
+  Execution e = run_execution(scenario, options.seed, pct, trace, &fingerprints, faults);
+  steps = std::max(steps, pct.steps());
+  return e;
+}
+
+}  // namespace
+
 CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgress on_progress) {
   const Scenario scenario = model_scenario(input);
   CheckReport report;
@@ -478,12 +493,9 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
         e = run_execution(scenario, options.seed, walk, trace, &fingerprints, faults);
         break;
       }
-      case CheckStrategy::kPct: {
-        PctStrategy pct(strategy_seed, options.pct_depth, pct_steps);
-        e = run_execution(scenario, options.seed, pct, trace, &fingerprints, faults);
-        pct_steps = std::max(pct_steps, pct.steps());
+      case CheckStrategy::kPct:
+        e = run_pct(scenario, options, strategy_seed, pct_steps, fingerprints, faults);
         break;
-      }
     }
     if (i == 0 || !e.fault_injected) expected_steps = std::max<uint64_t>(expected_steps, e.choices.size());
     ++report.schedules;
