@@ -17,32 +17,74 @@ uint32_t RandomWalkStrategy::choose(std::span<const sim::ReadyEvent> ready, uint
   return static_cast<uint32_t>(below(state_, ready.size()));
 }
 
-PctStrategy::PctStrategy(uint64_t seed, uint32_t ranks, uint32_t depth, uint64_t expected_steps) {
+PctStrategy::PctStrategy(uint64_t seed, uint32_t depth, uint64_t steps_expected)
+    : seed_(seed), depth_(std::max<uint32_t>(depth, 1)) {
   uint64_t state = seed;
-  // Initial priorities depth .. depth + ranks - 1, in a random order: above
-  // every value a change point assigns (depth - 1 .. 1).
-  priority_.resize(ranks);
-  for (uint32_t r = 0; r < ranks; ++r) priority_[r] = depth + r;
-  for (uint32_t r = ranks; r > 1; --r) std::swap(priority_[r - 1], priority_[below(state, r)]);
-  for (uint32_t i = 1; i < depth; ++i) change_points_.push_back(below(state, std::max<uint64_t>(expected_steps, 1)));
-  std::sort(change_points_.begin(), change_points_.end());
+  const uint64_t k = std::max<uint64_t>(steps_expected, 1);
+  // d - 1 distinct points in [1, k]; all of them when k is smaller.
+  const uint64_t wanted = std::min<uint64_t>(depth_ - 1, k);
+  while (change_points_.size() < wanted) {
+    const uint64_t point = 1 + below(state, k);
+    if (std::find(change_points_.begin(), change_points_.end(), point) == change_points_.end()) {
+      change_points_.push_back(point);
+    }
+  }
 }
 
-uint32_t PctStrategy::choose(std::span<const sim::ReadyEvent> ready, uint64_t step) {
-  auto priority_of = [this](uint32_t rank) {
-    return rank < priority_.size() ? priority_[rank] : int64_t{0};
-  };
-  uint32_t best = 0;
-  for (uint32_t i = 1; i < ready.size(); ++i) {
-    if (priority_of(ready[i].rank) > priority_of(ready[best].rank)) best = i;
+uint64_t PctStrategy::agent_of(const sim::ReadyEvent& event) {
+  // FNV-1a over the kind's characters (not its address: the same kind names
+  // the same agent in every run), then the rank.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char* c = event.kind; c != nullptr && *c != '\0'; ++c) {
+    h = (h ^ static_cast<uint8_t>(*c)) * 0x100000001b3ull;
   }
-  // A change point: the rank about to run drops below every other rank.
-  for (size_t j = 0; j < change_points_.size(); ++j) {
-    if (change_points_[j] == step && ready[best].rank < priority_.size()) {
-      priority_[ready[best].rank] = static_cast<int64_t>(change_points_.size() - j);
+  uint64_t state = h ^ (static_cast<uint64_t>(event.rank) << 32);
+  return splitmix64(state);
+}
+
+int64_t PctStrategy::priority_of(const sim::ReadyEvent& event) {
+  if (event.rank == UINT32_MAX) return 0;  // an offered fault: below every agent
+  const uint64_t agent = agent_of(event);
+  for (const auto& [a, p] : priority_) {
+    if (a == agent) return p;
+  }
+  // Above every priority a change point gives (1 .. depth - 1); the order
+  // among agents is uniformly random, and the same for a seed however the
+  // agents are met. 62 random bits: equal draws are as good as impossible
+  // (and would fall back to the older event).
+  uint64_t state = seed_ ^ agent;
+  const int64_t p = static_cast<int64_t>(depth_) + static_cast<int64_t>(splitmix64(state) >> 2);
+  priority_.emplace_back(agent, p);
+  return p;
+}
+
+uint32_t PctStrategy::choose(std::span<const sim::ReadyEvent> ready, uint64_t) {
+  // The highest-priority agent runs; its oldest ready event first (an agent
+  // runs its own events in order).
+  uint32_t best = 0;
+  int64_t best_priority = priority_of(ready[0]);
+  for (uint32_t i = 1; i < ready.size(); ++i) {
+    const int64_t p = priority_of(ready[i]);
+    if (p > best_priority || (p == best_priority && ready[i].sequence < ready[best].sequence)) {
+      best = i;
+      best_priority = p;
     }
   }
   return best;
+}
+
+void PctStrategy::ran(const sim::ReadyEvent& event) {
+  if (event.rank == UINT32_MAX) return;  // an injected fault: no agent's step
+  priority_of(event);                    // n counts agents that ran alone too
+  ++steps_;
+  const uint64_t agent = agent_of(event);
+  for (size_t i = 0; i < change_points_.size(); ++i) {
+    if (change_points_[i] != steps_) continue;
+    for (auto& [a, p] : priority_) {
+      if (a == agent) p = static_cast<int64_t>(i + 1);
+    }
+    ++changes_;
+  }
 }
 
 uint32_t ReplayStrategy::choose(std::span<const sim::ReadyEvent> ready, uint64_t step) {

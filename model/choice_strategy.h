@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backend_sim/scheduler.h"
@@ -41,19 +42,52 @@ class RandomWalkStrategy final : public ChoiceStrategy {
   uint64_t state_;
 };
 
-// PCT (Burckhardt et al., probabilistic concurrency testing): every rank gets
-// a distinct random priority and the highest-priority ready rank runs; at
-// depth - 1 random choice points the running rank drops below every other.
-// Finds a bug of depth d with probability at least 1 / (n * k^(d-1)) per run
-// (n ranks, k choice points).
+// PCT as published (Burckhardt et al., ASPLOS 2010, "A randomized scheduler
+// with probabilistic guarantees of finding bugs"), over the simulator's
+// agents instead of threads. An agent is what runs its own events in order:
+// a rank's CPU (its timers), its copy engine, its NIC's posts, transfers,
+// arrivals, completions, RNR retries (see agent_of). Every agent gets a
+// random priority above depth - 1 when first seen (drawn from the seed and
+// the agent, so the order of discovery does not matter); d - 1 distinct
+// change points k_1..k_{d-1} are drawn uniformly from [1, k], k the steps
+// (events run) an execution is expected to take; when the event of step k_i
+// has run, its agent's priority drops to i. At every choice point the
+// highest-priority agent runs its oldest ready event. A bug of depth d is
+// found with probability at least 1 / (n * k^(d-1)) per execution, n agents.
+//
+// k counts steps, every event run, not choice points: a change point at a
+// step where one event was ready still reorders later ones (its agent waits
+// from then on), and the guarantee is proved over steps. Fault steps (rank
+// UINT32_MAX, see RecordingScheduler) are not counted: they belong to no
+// agent and are placed by the fault offer.
 class PctStrategy final : public ChoiceStrategy {
  public:
-  PctStrategy(uint64_t seed, uint32_t ranks, uint32_t depth, uint64_t expected_steps);
+  // `steps_expected`: k, measured by the caller over earlier executions.
+  PctStrategy(uint64_t seed, uint32_t depth, uint64_t steps_expected);
   uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override;
+  void ran(const sim::ReadyEvent& event) override;
+
+  // Which agent an event belongs to: its rank and its kind ("timer" is the
+  // rank's CPU, "copy" its copy engine, "post", "transfer", "arrival",
+  // "completion", "rnr retry" its NIC's parts). The send queues of one rank
+  // to several peers are one agent: ReadyEvent does not name the peer.
+  static uint64_t agent_of(const sim::ReadyEvent& event);
+
+  uint64_t steps() const { return steps_; }             // events run so far, faults not counted
+  size_t agents() const { return priority_.size(); }    // distinct agents seen so far
+  uint32_t priority_changes() const { return changes_; }  // change points reached so far
+  // Step numbers (from 1), in draw order: reaching the i-th (from 0) sets priority i + 1.
+  const std::vector<uint64_t>& change_points() const { return change_points_; }
 
  private:
-  std::vector<int64_t> priority_;        // by rank
-  std::vector<uint64_t> change_points_;  // choice-point numbers, sorted
+  int64_t priority_of(const sim::ReadyEvent& event);
+
+  uint64_t seed_;
+  uint32_t depth_;
+  std::vector<std::pair<uint64_t, int64_t>> priority_;  // (agent, priority), in order first seen
+  std::vector<uint64_t> change_points_;
+  uint64_t steps_ = 0;
+  uint32_t changes_ = 0;
 };
 
 // Follows a recorded schedule. Past its end, or where a recorded choice is out

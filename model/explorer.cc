@@ -560,6 +560,17 @@ FaultOffer fault_offer(const CheckOptions& options, uint64_t index, uint64_t str
   return faults;
 }
 
+// One PCT execution. Its k, `steps`, is measured: the most steps (events
+// run) an execution took so far, this one included once it is done.
+Execution run_pct(const Scenario& scenario, const CheckOptions& options, uint64_t strategy_seed,
+                  uint64_t& steps, std::vector<uint64_t>& fingerprints, const FaultOffer& faults) {
+  PctStrategy pct(strategy_seed, options.pct_depth, steps);
+  NullTraceSink trace;
+  Execution e = run_execution(scenario, options.seed, pct, trace, &fingerprints, faults);
+  steps = std::max(steps, pct.steps());
+  return e;
+}
+
 }  // namespace
 
 CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgress on_progress) {
@@ -576,7 +587,8 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     dpor.place_fault_by_races(fault_kind_name(FaultKind::kQpError),
                               qp_error_objects(scenario.cluster.nodes));
   }
-  uint64_t expected_steps = 1;   // pct: choice points of the first execution
+  uint64_t expected_steps = 1;   // where a forced fault may go: choice points of the first execution
+  uint64_t pct_steps = 1;        // pct's k: the most steps an execution took so far
   NullTraceSink trace;
   for (uint64_t i = 0; i < options.max_schedules; ++i) {
     const uint64_t strategy_seed = derive_seed(options.seed, i);
@@ -592,11 +604,9 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
         e = run_execution(scenario, options.seed, walk, trace, &fingerprints, faults);
         break;
       }
-      case CheckStrategy::kPct: {
-        PctStrategy pct(strategy_seed, scenario.cluster.nodes, options.pct_depth, expected_steps);
-        e = run_execution(scenario, options.seed, pct, trace, &fingerprints, faults);
+      case CheckStrategy::kPct:
+        e = run_pct(scenario, options, strategy_seed, pct_steps, fingerprints, faults);
         break;
-      }
     }
     if (i == 0 || !e.fault_injected) expected_steps = std::max<uint64_t>(expected_steps, e.choices.size());
     ++report.schedules;

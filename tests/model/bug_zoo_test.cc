@@ -132,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ZooCase{PlantedBug::kReuseRequestIndex, CheckStrategy::kRandom, 200, {25, 0, 0, 16}},
                       ZooCase{PlantedBug::kFreeProxyBeforeCopy, CheckStrategy::kDfs, 50, {104, 0, 0, 66}},
                       ZooCase{PlantedBug::kNoReallocOnSizeChange, CheckStrategy::kDfs, 50, {231, 0, 0, 129}},
-                      ZooCase{PlantedBug::kDestroyResponseEarly, CheckStrategy::kPct, 100, {104, 1, 0, 66}},
+                      ZooCase{PlantedBug::kDestroyResponseEarly, CheckStrategy::kPct, 100, {104, 4, 0, 65}},
                       ZooCase{PlantedBug::kUnregisteredSource, CheckStrategy::kDfs, 50, {155, 0, 0, 57}},
                       ZooCase{PlantedBug::kSendDoneBeforeWrite, CheckStrategy::kDfs, 50, {104, 0, 0, 67}},
                       ZooCase{PlantedBug::kDeregisterSourceEarly, CheckStrategy::kDfs, 50, {155, 0, 0, 57}},

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 namespace tensorwire::model {
@@ -33,19 +35,115 @@ TEST(RandomWalkStrategy, SameSeedSameChoicesAndEveryIndexInRange) {
   for (bool s : seen) EXPECT_TRUE(s);
 }
 
-TEST(PctStrategy, RunsTheHighestPriorityRankAndDemotesItAtAChangePoint) {
-  // Depth 1: no change points, so one rank always wins while it is ready.
-  PctStrategy fixed(3, 3, 1, 10);
-  const auto ready = ready_of({0, 1, 2});
-  const uint32_t first = fixed.choose(ready, 0);
-  for (uint64_t step = 1; step < 20; ++step) EXPECT_EQ(fixed.choose(ready, step), first);
-  // Depth 2 with one step expected: the change point is step 0, so the winner
-  // of step 0 is demoted and another rank wins from step 1 on.
-  PctStrategy changing(3, 3, 2, 1);
-  const uint32_t before = changing.choose(ready, 0);
-  const uint32_t after = changing.choose(ready, 1);
-  EXPECT_NE(ready[before].rank, ready[after].rank);
-  EXPECT_EQ(changing.choose(ready, 2), after);
+sim::ReadyEvent event(uint64_t sequence, uint32_t rank, const char* kind) {
+  return sim::ReadyEvent{sequence, rank, kind, 0, 0};
+}
+
+// Runs `steps` steps of two-way choices between a CPU and a copy-engine event
+// of rank 0, telling the strategy what ran; returns the kinds chosen.
+std::vector<std::string> pct_run(PctStrategy& pct, uint64_t steps) {
+  std::vector<std::string> kinds;
+  for (uint64_t step = 0; step < steps; ++step) {
+    const std::vector<sim::ReadyEvent> ready = {event(2 * step + 1, 0, "timer"), event(2 * step + 2, 0, "copy")};
+    const uint32_t pick = pct.choose(ready, step);
+    EXPECT_LT(pick, ready.size());
+    pct.ran(ready[pick]);
+    kinds.push_back(ready[pick].kind);
+  }
+  return kinds;
+}
+
+TEST(PctStrategy, HonoursTheDepthWithExactlyDepthMinusOneDistinctChangePoints) {
+  for (uint32_t depth = 1; depth <= 5; ++depth) {
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      PctStrategy pct(seed, depth, 30);
+      ASSERT_EQ(pct.change_points().size(), depth - 1);
+      std::vector<uint64_t> sorted = pct.change_points();
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "distinct";
+      for (uint64_t k : sorted) {
+        EXPECT_GE(k, 1u);
+        EXPECT_LE(k, 30u);
+      }
+      pct_run(pct, 30);
+      EXPECT_EQ(pct.steps(), 30u);
+      EXPECT_EQ(pct.priority_changes(), depth - 1) << "depth " << depth << " seed " << seed;
+    }
+  }
+  // Fewer steps expected than change points wanted: every step is one.
+  PctStrategy short_run(1, 5, 2);
+  EXPECT_EQ(short_run.change_points().size(), 2u);
+}
+
+TEST(PctStrategy, DepthOneRunsOneAgentWhileItIsReady) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    PctStrategy pct(seed, 1, 100);
+    const std::vector<std::string> kinds = pct_run(pct, 50);
+    EXPECT_EQ(std::count(kinds.begin(), kinds.end(), kinds[0]), 50) << "seed " << seed;
+    EXPECT_EQ(pct.priority_changes(), 0u);
+  }
+}
+
+TEST(PctStrategy, OrdersTwoAgentsOfOneRankBothWaysAcrossSeeds) {
+  // The CPU and the copy engine of one rank are agents of their own: the
+  // staging copy can run before or after the CPU's event, by the seed.
+  const std::vector<sim::ReadyEvent> ready = {event(1, 0, "timer"), event(2, 0, "copy")};
+  bool timer_first = false;
+  bool copy_first = false;
+  for (uint64_t seed = 1; seed <= 64; ++seed) {
+    PctStrategy pct(seed, 1, 10);
+    const uint32_t pick = pct.choose(ready, 0);
+    timer_first = timer_first || pick == 0;
+    copy_first = copy_first || pick == 1;
+  }
+  EXPECT_TRUE(timer_first);
+  EXPECT_TRUE(copy_first);
+}
+
+TEST(PctStrategy, AnAgentRunsItsOwnEventsOldestFirst) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    PctStrategy pct(seed, 3, 10);
+    const std::vector<sim::ReadyEvent> ready = {event(9, 1, "completion"), event(4, 1, "completion")};
+    EXPECT_EQ(pct.choose(ready, 0), 1u);
+  }
+}
+
+TEST(PctStrategy, AChangePointDemotesTheAgentThatJustRan) {
+  // Depth 2 with one step expected: the change point is step 1, so the agent
+  // that runs first drops below the other from then on.
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    PctStrategy pct(seed, 2, 1);
+    const std::vector<std::string> kinds = pct_run(pct, 5);
+    EXPECT_EQ(pct.priority_changes(), 1u);
+    for (size_t i = 2; i < kinds.size(); ++i) EXPECT_EQ(kinds[i], kinds[1]);
+    EXPECT_NE(kinds[0], kinds[1]) << "seed " << seed;
+  }
+}
+
+TEST(PctStrategy, SameSeedSameScheduleAndSeedsDiffer) {
+  bool differs = false;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    PctStrategy a(seed, 3, 40);
+    PctStrategy b(seed, 3, 40);
+    PctStrategy c(seed + 100, 3, 40);
+    EXPECT_EQ(a.change_points(), b.change_points());
+    const std::vector<std::string> first = pct_run(a, 40);
+    EXPECT_EQ(first, pct_run(b, 40));
+    differs = differs || first != pct_run(c, 40);
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(PctStrategy, AnInjectedFaultIsNoStep) {
+  PctStrategy pct(1, 2, 5);
+  pct.ran(sim::ReadyEvent{sim::Scheduler::kInjectedSequence, UINT32_MAX, "qp_error", 0, 0});
+  EXPECT_EQ(pct.steps(), 0u);
+  EXPECT_EQ(pct.agents(), 0u);
+  pct.ran(event(1, 0, "timer"));
+  pct.ran(event(2, 1, "timer"));
+  pct.ran(event(3, 1, "timer"));
+  EXPECT_EQ(pct.steps(), 3u);
+  EXPECT_EQ(pct.agents(), 2u);
 }
 
 TEST(ReplayStrategy, FollowsTheRecordingAndNoticesDivergence) {
