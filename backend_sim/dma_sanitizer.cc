@@ -66,7 +66,7 @@ void DmaSanitizer::report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t 
 
 void DmaSanitizer::report_dma(const DmaOp& op, const DmaRange& range, bool write,
                               const Entry& in_flight, TimeNs now_ns) {
-  TW_ASSERT(range.rank < ranges_.size() && writes_[range.rank] > 0);
+  TW_ASSERT(range.rank < ranges_.size() && (write || writes_[range.rank] > 0));
   report(range.rank, range.addr, range.addr, range.addr + range.length,
          std::string(write ? "written" : "read") + " by " + describe_dma(op), in_flight, now_ns);
 }

@@ -4,8 +4,8 @@
 // that ends it) and checks the simulator's memory events against them:
 //   - memory freed or deregistered while a DMA that touches it is in flight;
 //   - a DMA or a CPU access (read_bytes, write_bytes, cpu_copy) to a range an
-//     in-flight DMA writes (a producer/consumer race), and a CPU write to a
-//     range an in-flight DMA reads (the NIC or engine may still read it);
+//     in-flight DMA writes (a producer/consumer race), and a DMA or CPU write
+//     to a range an in-flight DMA reads (the NIC or engine may still read it);
 //   - two in-flight DMA writes to overlapping ranges;
 //   - two live allocations that overlap.
 // Each violation is a safety Problem naming the rank, the buffer range and
@@ -13,10 +13,10 @@
 // is still a pure function of its inputs. Protocol-neutral: it watches the
 // simulated hardware, never a protocol.
 //
-// Deliberately not flagged: a DMA write over a range an in-flight DMA reads
-// (the simulator snapshots a source when the NIC reads it, and the issue's
-// rules name write-after-write and read-after-write only); the buffer of a
-// posted receive (the NIC owns it until the receive completes, but protocols
+// Also flagged: a DMA write over a range an in-flight DMA reads (the
+// simulator snapshots a source when the NIC takes it, so the bytes come out
+// right here; on hardware the NIC may read the new ones). Deliberately not
+// flagged: the buffer of a posted receive (the NIC owns it until the receive completes, but protocols
 // legitimately recycle ring slots they re-post); host_view (a protocol's own
 // view of host memory: whether it reads or writes is not known).
 #pragma once
@@ -71,7 +71,9 @@ class DmaSanitizer {
       add(read, id, op, false);
     }
     if (write.length > 0) {
-      if (writes_[write.rank] > 0) check_dma(id, op, write, /*write=*/true, now_ns);
+      // A write races every in-flight DMA of its range, reads too: the NIC
+      // or engine still reading it may read either bytes.
+      if (!ranges_[write.rank].empty()) check_dma(id, op, write, /*write=*/true, now_ns);
       add(write, id, op, true);
       ++writes_[write.rank];
     }
@@ -118,12 +120,13 @@ class DmaSanitizer {
     e.op.posted_ns = op.posted_ns;
     e.write = write;
   }
-  // Reading or writing what another DMA still writes; never the op against
-  // itself (a copy within one buffer is the engine's business).
+  // Reading what another DMA still writes, or writing what another DMA still
+  // reads or writes; never the op against itself (a copy within one buffer is
+  // the engine's business).
   void check_dma(uint64_t id, const DmaOp& op, const DmaRange& range, bool write, TimeNs now_ns) {
     const uint64_t end = range.addr + range.length;
     for (const Entry& e : ranges_[range.rank]) {
-      if (e.write && e.id != id && range.addr < e.end && e.addr < end) {
+      if ((e.write || write) && e.id != id && range.addr < e.end && e.addr < end) {
         report_dma(op, range, write, e, now_ns);
       }
     }

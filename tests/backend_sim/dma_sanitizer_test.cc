@@ -127,6 +127,29 @@ TEST(DmaSanitizer, TheCpuWritingWhatADmaStillReadsIsARace) {
   EXPECT_TRUE(mentions(f.sim(), "written by the CPU")) << all(f.sim().dma_problems());
 }
 
+TEST(DmaSanitizer, ACopyWritingWhatAnRdmaWriteStillReadsIsARace) {
+  SimFixture f(two_nodes());
+  RankEnv env = f.env(0);
+  MemoryRegion src = f.region(0, 256, Access::kNone);
+  MemoryRegion dst = f.region(1, 256, kRw);
+  Result<Buffer> gpu = env.memory.allocate(MemoryKind::kDeviceGpuDirect, 0, 256);
+  ASSERT_TRUE(gpu.is_ok());
+  // Copying out of the source while the write reads it is no race...
+  ASSERT_TRUE(f.write(0, 1, src, dst, 256, 5).is_ok());
+  ASSERT_TRUE(env.copy_engine.submit(*gpu, 0, f.buffer_of(src), 0, 256, [](Status) {}).is_ok());
+  f.sim().run();
+  EXPECT_TRUE(f.sim().dma_problems().empty()) << all(f.sim().dma_problems());
+  // ...refilling it is (the simulated NIC took the bytes at the post; a real
+  // one may read the new ones).
+  ASSERT_TRUE(f.write(0, 1, src, dst, 256, 6).is_ok());
+  ASSERT_TRUE(env.copy_engine.submit(f.buffer_of(src), 0, *gpu, 0, 256, [](Status) {}).is_ok());
+  f.sim().run();
+  ASSERT_EQ(f.sim().dma_problems().size(), 1u) << all(f.sim().dma_problems());
+  EXPECT_TRUE(mentions(f.sim(), "written by copy (rank 0")) << all(f.sim().dma_problems());
+  EXPECT_TRUE(mentions(f.sim(), "while RDMA write wr 6")) << all(f.sim().dma_problems());
+  EXPECT_TRUE(mentions(f.sim(), "still reads it")) << all(f.sim().dma_problems());
+}
+
 TEST(DmaSanitizer, TwoWritesInFlightToOverlappingRangesAreNamed) {
   SimFixture f(two_nodes());
   MemoryRegion a = f.region(0, 256, Access::kNone);

@@ -107,11 +107,36 @@ INSTANTIATE_TEST_SUITE_P(
         CollectiveBugCase{PlantedCollectiveBug::kFreeAtFirstConsumer, CheckStrategy::kRandom, 100,
                           "freed while its consumer"},
         CollectiveBugCase{PlantedCollectiveBug::kFreeAtFirstConsumer, CheckStrategy::kPct, 100,
-                          "freed while its consumer"}),
+                          "freed while its consumer"},
+        // The DMA sanitizer names this one first: the ring is refilled while
+        // the NIC still reads it (the bytes that arrive are right here).
+        CollectiveBugCase{PlantedCollectiveBug::kReadReportedAtIssue, CheckStrategy::kDfs, 1000,
+                          "written by copy"},
+        CollectiveBugCase{PlantedCollectiveBug::kReadReportedAtIssue, CheckStrategy::kRandom, 100,
+                          "written by copy"},
+        CollectiveBugCase{PlantedCollectiveBug::kReadReportedAtIssue, CheckStrategy::kPct, 100,
+                          "written by copy"}),
     [](const ::testing::TestParamInfo<CollectiveBugCase>& info) {
       return std::string(collectives::planted_collective_bug_name(info.param.bug)) + "_" +
              check_strategy_name(info.param.strategy);
     });
+
+// read_reported_at_issue: the DMA sanitizer names the refill at the moment
+// it races the write; the overwrite invariant sees it only once the producer
+// passes what the consumer's finished chunks read, and no byte is wrong.
+TEST(BroadcastCheck, ReadReportedAtIssueIsNamedFirstByTheDmaSanitizer) {
+  CheckOptions o;
+  o.strategy = CheckStrategy::kDfs;
+  o.max_schedules = 1000;
+  const CheckReport r = check(broadcast(PlantedCollectiveBug::kReadReportedAtIssue), o);
+  ASSERT_TRUE(r.counterexample.has_value());
+  const std::vector<Problem>& problems = r.counterexample->problems;
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.front().text.rfind("DMA sanitizer: ", 0), 0u) << problems.front().text;
+  for (const Problem& p : problems) {
+    EXPECT_EQ(p.text.find("differ"), std::string::npos) << p.text;
+  }
+}
 
 // A fault makes the broadcast fail with an error on the ranks it reaches; that
 // is no violation, and no rank may be left waiting.

@@ -12,12 +12,16 @@ enum class PlantedCollectiveBug : uint8_t {
   kNone,
   kMaxConsumerRead,      // a producer reuses ring bytes once ANY consumer read them
   kFreeAtFirstConsumer,  // an IB buffer is freed when its first consumer finishes
+  // The DMA sanitizer names it at the refill (the simulated NIC takes a
+  // write's bytes when it posts it, so none arrive wrong):
+  kReadReportedAtIssue,  // a consumer reports ring bytes read when its RDMA write is posted, not done
 };
 
 inline constexpr PlantedCollectiveBug kPlantedCollectiveBugs[] = {
-    PlantedCollectiveBug::kMaxConsumerRead, PlantedCollectiveBug::kFreeAtFirstConsumer};
+    PlantedCollectiveBug::kMaxConsumerRead, PlantedCollectiveBug::kFreeAtFirstConsumer,
+    PlantedCollectiveBug::kReadReportedAtIssue};
 
-// "max_consumer_read", "free_at_first_consumer", "none".
+// "max_consumer_read", "free_at_first_consumer", "read_reported_at_issue", "none".
 const char* planted_collective_bug_name(PlantedCollectiveBug bug);
 // False when `name` names no collective bug ("none" is kNone).
 bool planted_collective_bug_from_name(std::string_view name, PlantedCollectiveBug& bug);

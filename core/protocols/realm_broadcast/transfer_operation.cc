@@ -346,6 +346,12 @@ void TransferOperation::try_issue(uint32_t copy) {
       wr.rkey = s.rkey;
       wr.imm_data = copy;
       post_or_queue(c.hop.to.node, wr);
+      if (bug_ == PlantedCollectiveBug::kReadReportedAtIssue && graph_.buffers[c.from].role == BufferRole::kIB) {
+        // The ring bytes count as read once the write is posted: the producer
+        // may refill them while the NIC still reads them.
+        in.consumer_read[s.in_consumer_index] = s.issued;
+        on_read_progress(c.from);
+      }
     } else {
       const BufferState& out = buffers_.at(c.to);
       Status st = env_.copy_engine.submit(out.mem, off_out, in.mem, off_in, len,

@@ -16,6 +16,7 @@ const char* planted_bug_name(PlantedBug bug) {
     case PlantedBug::kDeregisterSourceEarly: return "deregister_source_early";
     case PlantedBug::kPoolOverlap: return "pool_overlap";
     case PlantedBug::kFreeOnWithdraw: return "free_on_withdraw";
+    case PlantedBug::kWriteBeforeStagingCopy: return "write_before_staging_copy";
   }
   return "?";
 }

@@ -59,7 +59,12 @@ void RdmaTensorResponse::Start(std::shared_ptr<SentTensor> sent) {
     send_meta_data_update();
     if (state_ == State::kFinished) return;
   }
-  if (state_ == State::kPreparing) return;  // continues in on_copy_done
+  const bool copy_running = state_ == State::kPreparing;
+  if (copy_running && direct && env_.options().planted_bug == PlantedBug::kWriteBeforeStagingCopy) {
+    post_write();  // the NIC reads the staging buffer the copy engine is still filling
+    return;
+  }
+  if (copy_running) return;  // continues in on_copy_done
   if (direct) {
     post_write();
   } else {

@@ -29,6 +29,8 @@ enum class PlantedBug : uint8_t {
   // Found when a timeout or an abort races with the sender's write (check
   // --faults timeout or abort): the sanitizer names the write into freed memory.
   kFreeOnWithdraw,          // a withdrawing Recv frees its destination before the peer confirms
+  // A producer/consumer race between the copy engine and the NIC:
+  kWriteBeforeStagingCopy,  // the write from a GPU's staging copy is posted before the copy finished
 };
 
 const char* planted_bug_name(PlantedBug bug);
@@ -41,7 +43,7 @@ inline constexpr PlantedBug kPlantedBugs[] = {
     PlantedBug::kNoReallocOnSizeChange, PlantedBug::kDestroyResponseEarly,
     PlantedBug::kUnregisteredSource,    PlantedBug::kSendDoneBeforeWrite,
     PlantedBug::kDeregisterSourceEarly, PlantedBug::kPoolOverlap,
-    PlantedBug::kFreeOnWithdraw};
+    PlantedBug::kFreeOnWithdraw,        PlantedBug::kWriteBeforeStagingCopy};
 
 // The most control_ring_size a scenario may ask for: the simulator's
 // timing-only mode gives bytes to buffers up to 8 MiB, which holds a ring this
