@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/coverage.h"
 #include "core/memory.h"
 #include "core/nic.h"
 #include "core/protocol_counters.h"
@@ -75,6 +76,9 @@ class Rendezvous {
   virtual ProtocolCounters counters() const = 0;
   // Its state machines, with the transitions each allows and has taken.
   virtual std::vector<TransitionTable> transition_tables() const = 0;
+  // What it reached of the items its descriptor declares (core/coverage.h):
+  // messages and paths; the runner adds the transition tables' own.
+  virtual Coverage coverage() const = 0;
 };
 
 }  // namespace tensorwire

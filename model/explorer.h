@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/coverage.h"
 #include "core/problem.h"
 #include "core/state_transitions.h"
 #include "core/trace_sink.h"
@@ -51,6 +52,8 @@ struct Execution {
   bool fault_injected = false;
   // Transitions each protocol state machine took, summed over the ranks.
   std::vector<TransitionTable> transitions;
+  // The protocol's declared coverage with what this execution reached.
+  Coverage coverage;
 };
 
 // One execution of an already model_scenario()'d scenario. With faults on
@@ -89,6 +92,7 @@ struct CheckReport {
   bool exhausted = false;        // dfs: every schedule was explored
   uint64_t cached_schedules = 0;  // dfs: executions that reached an explored state
   std::vector<TransitionTable> transitions;  // transitions taken, summed over executions
+  Coverage coverage;  // declared items and what the executions reached, summed
   std::optional<Execution> counterexample;
   uint64_t counterexample_seed = 0;  // the strategy seed of the failing execution
 };

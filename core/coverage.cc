@@ -1,0 +1,114 @@
+#include "core/coverage.h"
+
+#include "core/assert.h"
+
+namespace tensorwire {
+
+size_t CoverageGroup::reached() const {
+  size_t n = 0;
+  for (const CoverageItem& i : items) n += i.count != 0 ? 1 : 0;
+  return n;
+}
+
+CoverageGroup* Coverage::find_group(std::string_view group) {
+  for (CoverageGroup& g : groups_) {
+    if (g.name == group) return &g;
+  }
+  return nullptr;
+}
+
+const CoverageGroup* Coverage::find_group(std::string_view group) const {
+  for (const CoverageGroup& g : groups_) {
+    if (g.name == group) return &g;
+  }
+  return nullptr;
+}
+
+CoverageItem& Coverage::item_of(std::string_view group, std::string_view item) {
+  CoverageGroup* g = find_group(group);
+  if (g == nullptr) {
+    groups_.push_back(CoverageGroup{std::string(group), {}});
+    g = &groups_.back();
+  }
+  for (CoverageItem& i : g->items) {
+    if (i.name == item) return i;
+  }
+  g->items.push_back(CoverageItem{std::string(item), 0});
+  return g->items.back();
+}
+
+void Coverage::declare(std::string_view group, std::string_view item) {
+  TW_ASSERT_MSG(!group.empty() && !item.empty(), "a coverage item has a group and a name");
+  (void)item_of(group, item);
+}
+
+void Coverage::count(std::string_view group, std::string_view item, uint64_t times) {
+  TW_ASSERT_MSG(declared(group, item), "a protocol counted a coverage item it never declared");
+  item_of(group, item).count += times;
+}
+
+void Coverage::add(const Coverage& other) {
+  // Runs of one protocol declare the same items in the same order: match by
+  // position first, by name only where that fails.
+  for (size_t gi = 0; gi < other.groups_.size(); ++gi) {
+    const CoverageGroup& g = other.groups_[gi];
+    const bool same_group = gi < groups_.size() && groups_[gi].name == g.name;
+    for (size_t ii = 0; ii < g.items.size(); ++ii) {
+      const CoverageItem& i = g.items[ii];
+      if (same_group && ii < groups_[gi].items.size() && groups_[gi].items[ii].name == i.name) {
+        groups_[gi].items[ii].count += i.count;
+      } else {
+        item_of(g.name, i.name).count += i.count;
+      }
+    }
+  }
+}
+
+bool Coverage::declared(std::string_view group, std::string_view item) const {
+  const CoverageGroup* g = find_group(group);
+  if (g == nullptr) return false;
+  for (const CoverageItem& i : g->items) {
+    if (i.name == item) return true;
+  }
+  return false;
+}
+
+uint64_t Coverage::count_of(std::string_view group, std::string_view item) const {
+  const CoverageGroup* g = find_group(group);
+  if (g == nullptr) return 0;
+  for (const CoverageItem& i : g->items) {
+    if (i.name == item) return i.count;
+  }
+  return 0;
+}
+
+std::vector<std::string> Coverage::never_reached() const {
+  std::vector<std::string> out;
+  for (const CoverageGroup& g : groups_) {
+    for (const CoverageItem& i : g.items) {
+      if (i.count == 0) out.push_back(g.name + ": " + i.name);
+    }
+  }
+  return out;
+}
+
+void add_transition_coverage(Coverage& into, const std::vector<TransitionTable>& tables) {
+  for (const TransitionTable& t : tables) {
+    const size_t n = t.state_count();
+    for (size_t s = 0; s < n; ++s) into.declare(kCoverageStates, t.machine() + "." + t.state_name(s));
+    for (size_t from = 0; from < n; ++from) {
+      for (size_t to = 0; to < n; ++to) {
+        if (!t.allowed(from, to)) continue;
+        const std::string name = t.machine() + " " + t.state_name(from) + "->" + t.state_name(to);
+        into.declare(kCoverageTransitions, name);
+        const uint64_t taken = t.taken(from, to);
+        if (taken == 0) continue;
+        into.count(kCoverageTransitions, name, taken);
+        into.count(kCoverageStates, t.machine() + "." + t.state_name(from), taken);
+        into.count(kCoverageStates, t.machine() + "." + t.state_name(to), taken);
+      }
+    }
+  }
+}
+
+}  // namespace tensorwire
