@@ -24,16 +24,40 @@ const CoverageGroup* Coverage::find_group(std::string_view group) const {
   return nullptr;
 }
 
+CoverageItem* Coverage::find_item(std::string_view group, std::string_view item) {
+  if (last_group_ < groups_.size() && groups_[last_group_].name == group) {
+    std::vector<CoverageItem>& items = groups_[last_group_].items;
+    for (size_t i : {last_item_ + 1, last_item_}) {
+      if (i < items.size() && items[i].name == item) {
+        last_item_ = i;
+        return &items[i];
+      }
+    }
+  }
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (groups_[g].name != group) continue;
+    std::vector<CoverageItem>& items = groups_[g].items;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (items[i].name != item) continue;
+      last_group_ = g;
+      last_item_ = i;
+      return &items[i];
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
 CoverageItem& Coverage::item_of(std::string_view group, std::string_view item) {
+  if (CoverageItem* found = find_item(group, item)) return *found;
   CoverageGroup* g = find_group(group);
   if (g == nullptr) {
     groups_.push_back(CoverageGroup{std::string(group), {}});
     g = &groups_.back();
   }
-  for (CoverageItem& i : g->items) {
-    if (i.name == item) return i;
-  }
   g->items.push_back(CoverageItem{std::string(item), 0});
+  last_group_ = static_cast<size_t>(g - groups_.data());
+  last_item_ = g->items.size() - 1;
   return g->items.back();
 }
 
@@ -43,8 +67,9 @@ void Coverage::declare(std::string_view group, std::string_view item) {
 }
 
 void Coverage::count(std::string_view group, std::string_view item, uint64_t times) {
-  TW_ASSERT_MSG(declared(group, item), "a protocol counted a coverage item it never declared");
-  item_of(group, item).count += times;
+  CoverageItem* found = find_item(group, item);
+  TW_ASSERT_MSG(found != nullptr, "a protocol counted a coverage item it never declared");
+  found->count += times;
 }
 
 void Coverage::add(const Coverage& other) {
@@ -93,19 +118,33 @@ std::vector<std::string> Coverage::never_reached() const {
 }
 
 void add_transition_coverage(Coverage& into, const std::vector<TransitionTable>& tables) {
+  // One name buffer, and each group walked in its declaration order (where
+  // Coverage finds the next item first): runs of many executions call this
+  // once per execution.
+  std::string name;
+  std::vector<uint64_t> state_taken;
   for (const TransitionTable& t : tables) {
     const size_t n = t.state_count();
-    for (size_t s = 0; s < n; ++s) into.declare(kCoverageStates, t.machine() + "." + t.state_name(s));
+    state_taken.assign(n, 0);
     for (size_t from = 0; from < n; ++from) {
       for (size_t to = 0; to < n; ++to) {
         if (!t.allowed(from, to)) continue;
-        const std::string name = t.machine() + " " + t.state_name(from) + "->" + t.state_name(to);
+        state_taken[from] += t.taken(from, to);
+        state_taken[to] += t.taken(from, to);
+      }
+    }
+    for (size_t s = 0; s < n; ++s) {
+      name.assign(t.machine()).append(".").append(t.state_name(s));
+      into.declare(kCoverageStates, name);
+      if (state_taken[s] != 0) into.count(kCoverageStates, name, state_taken[s]);
+    }
+    for (size_t from = 0; from < n; ++from) {
+      for (size_t to = 0; to < n; ++to) {
+        if (!t.allowed(from, to)) continue;
+        name.assign(t.machine()).append(" ").append(t.state_name(from)).append("->").append(
+            t.state_name(to));
         into.declare(kCoverageTransitions, name);
-        const uint64_t taken = t.taken(from, to);
-        if (taken == 0) continue;
-        into.count(kCoverageTransitions, name, taken);
-        into.count(kCoverageStates, t.machine() + "." + t.state_name(from), taken);
-        into.count(kCoverageStates, t.machine() + "." + t.state_name(to), taken);
+        if (t.taken(from, to) != 0) into.count(kCoverageTransitions, name, t.taken(from, to));
       }
     }
   }

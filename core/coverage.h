@@ -59,9 +59,14 @@ class Coverage {
  private:
   CoverageGroup* find_group(std::string_view group);
   const CoverageGroup* find_group(std::string_view group) const;
+  // The item, or nullptr. Tries the item after the last one found first:
+  // protocols declare and count in one order, so that is usually it.
+  CoverageItem* find_item(std::string_view group, std::string_view item);
   CoverageItem& item_of(std::string_view group, std::string_view item);
 
   std::vector<CoverageGroup> groups_;
+  size_t last_group_ = 0;
+  size_t last_item_ = 0;
 };
 
 // Declares the tables' states ("Machine.State") and legal transitions

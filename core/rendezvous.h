@@ -76,9 +76,11 @@ class Rendezvous {
   virtual ProtocolCounters counters() const = 0;
   // Its state machines, with the transitions each allows and has taken.
   virtual std::vector<TransitionTable> transition_tables() const = 0;
-  // What it reached of the items its descriptor declares (core/coverage.h):
-  // messages and paths; the runner adds the transition tables' own.
-  virtual Coverage coverage() const = 0;
+  // Counts what it reached into `into`, which holds its descriptor's
+  // declaration (core/coverage.h): messages and paths; the runner adds the
+  // transition tables' own. Counts into a declaration, so that a run of many
+  // executions builds no names per rank.
+  virtual void add_coverage(Coverage& into) const = 0;
 };
 
 }  // namespace tensorwire

@@ -105,7 +105,7 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
     report.rank_stats.push_back(simulator.stats(r));
     report.protocol_counters.push_back(rendezvous[r]->counters());
     add_transition_tables(report.transitions, rendezvous[r]->transition_tables());
-    report.coverage.add(rendezvous[r]->coverage());
+    rendezvous[r]->add_coverage(report.coverage);
   }
   add_transition_coverage(report.coverage, report.transitions);
   report.total_stats = simulator.total_stats();

@@ -835,7 +835,9 @@ std::vector<TransitionTable> RdmaRendezvous::transition_tables() const {
   return transition_tables_of(impl_->stats_view());
 }
 
-Coverage RdmaRendezvous::coverage() const { return tf_verbs_rank_coverage(impl_->stats_view()); }
+void RdmaRendezvous::add_coverage(Coverage& into) const {
+  add_tf_verbs_coverage(into, impl_->stats_view());
+}
 
 std::vector<TransitionTable> transition_tables_of(const RendezvousStats& s) {
   return {table_of("RdmaTensorRequest", kRequestStateNames, kRequestTransitions,

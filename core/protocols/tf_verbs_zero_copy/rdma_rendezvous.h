@@ -121,7 +121,7 @@ class RdmaRendezvous final : public Rendezvous {
   size_t outstanding_work() const override;
   ProtocolCounters counters() const override;
   std::vector<TransitionTable> transition_tables() const override;
-  Coverage coverage() const override;
+  void add_coverage(Coverage& into) const override;
 
   const RendezvousStats& stats() const;
 

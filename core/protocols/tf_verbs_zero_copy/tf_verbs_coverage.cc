@@ -48,6 +48,23 @@ constexpr const char* kTimeoutOn = "request_timeout on";
 constexpr const char* kRingDefault = "control_ring_size default";
 constexpr const char* kRingOther = "control_ring_size other than the default";
 
+// Every item, at 0.
+Coverage declaration() {
+  Coverage c;
+  add_transition_coverage(c, transition_tables_of(RendezvousStats{}));
+  for (wire::RdmaMessageType t : kMessageTypes) {
+    c.declare(kCoverageMessagesSent, wire::rdma_message_type_name(t));
+  }
+  for (wire::RdmaMessageType t : kMessageTypes) {
+    c.declare(kCoverageMessagesReceived, wire::rdma_message_type_name(t));
+  }
+  for (const char* name : kPathNames) c.declare(kCoveragePaths, name);
+  for (const char* name : {kTimeoutOff, kTimeoutOn, kRingDefault, kRingOther}) {
+    c.declare(kCoverageOptions, name);
+  }
+  return c;
+}
+
 }  // namespace
 
 const char* tf_verbs_path_name(TfVerbsPath path) {
@@ -56,39 +73,25 @@ const char* tf_verbs_path_name(TfVerbsPath path) {
 }
 
 Coverage tf_verbs_declared_coverage(const TfVerbsOptions& options) {
-  Coverage c;
-  add_transition_coverage(c, transition_tables_of(RendezvousStats{}));
-  for (wire::RdmaMessageType t : kMessageTypes) c.declare(kCoverageMessagesSent, wire::rdma_message_type_name(t));
-  for (wire::RdmaMessageType t : kMessageTypes) {
-    c.declare(kCoverageMessagesReceived, wire::rdma_message_type_name(t));
-  }
-  for (const char* name : kPathNames) c.declare(kCoveragePaths, name);
-  for (const char* name : {kTimeoutOff, kTimeoutOn, kRingDefault, kRingOther}) {
-    c.declare(kCoverageOptions, name);
-  }
+  // Built once: every run starts from a copy.
+  static const Coverage kDeclared = declaration();
+  Coverage c = kDeclared;
   c.count(kCoverageOptions, options.request_timeout_ns > 0 ? kTimeoutOn : kTimeoutOff);
   c.count(kCoverageOptions,
           options.control_ring_size == TfVerbsOptions{}.control_ring_size ? kRingDefault : kRingOther);
   return c;
 }
 
-Coverage tf_verbs_rank_coverage(const RendezvousStats& stats) {
-  Coverage c;
+void add_tf_verbs_coverage(Coverage& into, const RendezvousStats& stats) {
   for (size_t i = 0; i < kTfVerbsMessageTypes; ++i) {
-    const char* name = wire::rdma_message_type_name(kMessageTypes[i]);
-    c.declare(kCoverageMessagesSent, name);
-    c.count(kCoverageMessagesSent, name, stats.messages_sent[i]);
+    into.count(kCoverageMessagesSent, wire::rdma_message_type_name(kMessageTypes[i]),
+               stats.messages_sent[i]);
   }
   for (size_t i = 0; i < kTfVerbsMessageTypes; ++i) {
-    const char* name = wire::rdma_message_type_name(kMessageTypes[i]);
-    c.declare(kCoverageMessagesReceived, name);
-    c.count(kCoverageMessagesReceived, name, stats.messages_received[i]);
+    into.count(kCoverageMessagesReceived, wire::rdma_message_type_name(kMessageTypes[i]),
+               stats.messages_received[i]);
   }
-  for (size_t i = 0; i < kTfVerbsPaths; ++i) {
-    c.declare(kCoveragePaths, kPathNames[i]);
-    c.count(kCoveragePaths, kPathNames[i], stats.paths[i]);
-  }
-  return c;
+  for (size_t i = 0; i < kTfVerbsPaths; ++i) into.count(kCoveragePaths, kPathNames[i], stats.paths[i]);
 }
 
 }  // namespace tensorwire::tf_verbs

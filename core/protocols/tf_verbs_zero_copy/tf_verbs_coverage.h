@@ -54,7 +54,8 @@ const char* tf_verbs_path_name(TfVerbsPath path);
 
 // Every item at 0, except the options group's items `options` selects.
 Coverage tf_verbs_declared_coverage(const TfVerbsOptions& options);
-// One rank's messages and paths (its transitions come from transition_tables()).
-Coverage tf_verbs_rank_coverage(const RendezvousStats& stats);
+// Counts one rank's messages and paths into `into`, which holds the
+// declaration (its transitions come from transition_tables()).
+void add_tf_verbs_coverage(Coverage& into, const RendezvousStats& stats);
 
 }  // namespace tensorwire::tf_verbs
