@@ -6,6 +6,11 @@
 // kReachedOnlyByTimeoutsAndAborts: the test fails when an item on that list is
 // reached after all (take it off) and when any other item is never reached (a
 // scenario is missing, or the path is dead).
+//
+// The runs matter: "Recv before Send: request parked" is reached by them only.
+// No check of these scenarios parks a request (dfs, or random walks with
+// faults): under model_scenario every Send of a phase is made at its start,
+// before any request can have arrived.
 #include <gtest/gtest.h>
 
 #include <algorithm>
