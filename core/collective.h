@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "core/coverage.h"
 #include "core/option_reader.h"
 #include "core/problem.h"
 #include "core/protocol_counters.h"
@@ -77,6 +78,9 @@ struct CollectiveOutcome {
   // unfinished ranks (liveness), broken invariants and wrong bytes (safety).
   std::vector<Problem> problems;
   std::vector<ProtocolCounters> counters;  // per rank; empty when nothing ran
+  // The protocol's declared coverage (ProtocolDescriptor::coverage) with what
+  // this run reached, summed over the ranks.
+  Coverage coverage;
   // nullptr only when the operation could not even be planned.
   std::shared_ptr<const CollectiveAccount> account;
 };

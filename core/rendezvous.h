@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/coverage.h"
 #include "core/memory.h"
 #include "core/nic.h"
 #include "core/protocol_counters.h"
@@ -75,6 +76,11 @@ class Rendezvous {
   virtual ProtocolCounters counters() const = 0;
   // Its state machines, with the transitions each allows and has taken.
   virtual std::vector<TransitionTable> transition_tables() const = 0;
+  // Counts what it reached into `into`, which holds its descriptor's
+  // declaration (core/coverage.h): messages and paths; the runner adds the
+  // transition tables' own. Counts into a declaration, so that a run of many
+  // executions builds no names per rank.
+  virtual void add_coverage(Coverage& into) const = 0;
 };
 
 }  // namespace tensorwire

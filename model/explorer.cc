@@ -505,6 +505,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   e.problems.insert(e.problems.end(), report.problems.begin(), report.problems.end());
   e.events = report.events_processed;
   e.transitions = std::move(report.transitions);
+  e.coverage = std::move(report.coverage);
   if (dpor != nullptr) dpor->set_fingerprint({});  // the fingerprinter dies here
   e.choices = recorder.choices();
   e.widths = recorder.widths();
@@ -611,6 +612,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     if (i == 0 || !e.fault_injected) expected_steps = std::max<uint64_t>(expected_steps, e.choices.size());
     ++report.schedules;
     add_transition_tables(report.transitions, e.transitions);
+    report.coverage.add(e.coverage);
     report.choice_points += e.choices.size();
     report.events += e.events;
     states.insert(fingerprints.begin(), fingerprints.end());

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/coverage.h"
 #include "core/problem.h"
 #include "core/state_transitions.h"
 #include "core/trace_sink.h"
@@ -53,6 +54,8 @@ struct Execution {
   uint64_t faults_injected = 0;
   // Transitions each protocol state machine took, summed over the ranks.
   std::vector<TransitionTable> transitions;
+  // The protocol's declared coverage with what this execution reached.
+  Coverage coverage;
 };
 
 // One execution of an already model_scenario()'d scenario. With faults on
@@ -95,6 +98,7 @@ struct CheckReport {
   bool exhausted = false;        // dfs: every schedule was explored
   uint64_t cached_schedules = 0;  // dfs: executions that reached an explored state
   std::vector<TransitionTable> transitions;  // transitions taken, summed over executions
+  Coverage coverage;  // declared items and what the executions reached, summed
   std::optional<Execution> counterexample;
   uint64_t counterexample_seed = 0;  // the strategy seed of the failing execution
   // The faults on offer in the failing execution, which its choices encode:

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "core/units_format.h"
+#include "report/coverage_summary.h"
 
 namespace tensorwire::report {
 
@@ -26,6 +27,7 @@ std::string check_summary_text(const model::CheckReport& report, bool dfs, bool 
     }
     out += "transitions     " + lines + "\n";
   }
+  out += coverage_summary_text(report.coverage);
   out += "outcome         " + std::string(model::check_outcome_name(report.outcome));
   if (!report.counterexample && !report.exhausted) {
     out += dfs

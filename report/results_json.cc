@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "report/coverage_summary.h"
 
 namespace tensorwire::report {
 namespace {
@@ -206,6 +207,7 @@ Json results_json(const RunReport& report, const MeasuredWallTimes& measured) {
     add_point_to_point_results(j, report, measured);
   }
   add_counters(j, report);
+  if (!report.coverage.empty()) j["coverage"] = coverage_json(report.coverage);
   return j;
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/clock.h"
 #include "core/collective.h"
+#include "core/coverage.h"
 #include "core/problem.h"
 #include "core/protocol_counters.h"
 #include "core/protocols/protocol_registry.h"
@@ -53,6 +54,10 @@ struct RunReport {
   std::vector<ProtocolCounters> protocol_counters;  // per rank
   // The protocol's state machines' transitions, summed over the ranks.
   std::vector<TransitionTable> transitions;
+  // What the protocol declares worth reaching and what this run reached of it
+  // (core/coverage.h), summed over the ranks; empty where the backend does not
+  // gather it (verbs).
+  Coverage coverage;
   // What went wrong, one typed problem each (empty when every check passed).
   std::vector<Problem> problems;
 

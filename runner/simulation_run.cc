@@ -68,6 +68,7 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   attach_model_hooks(simulator, options);
 
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();
+  report.coverage = protocol.coverage(scenario.protocol.options);
   std::vector<std::unique_ptr<Rendezvous>> rendezvous;
   std::vector<Rendezvous*> rendezvous_ptrs;
   std::vector<RankEnv> envs;
@@ -104,7 +105,9 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
     report.rank_stats.push_back(simulator.stats(r));
     report.protocol_counters.push_back(rendezvous[r]->counters());
     add_transition_tables(report.transitions, rendezvous[r]->transition_tables());
+    rendezvous[r]->add_coverage(report.coverage);
   }
+  add_transition_coverage(report.coverage, report.transitions);
   report.total_stats = simulator.total_stats();
   check_point_to_point_run(report, rendezvous);
   add_dma_problems(report, simulator);
@@ -156,6 +159,7 @@ RunReport run_collective(const Scenario& scenario, const SimulationOptions& opti
   TW_ASSERT(outcome.counters.empty() || outcome.counters.size() == report.ranks);
   report.protocol_counters = std::move(outcome.counters);
   report.problems = std::move(outcome.problems);
+  report.coverage = std::move(outcome.coverage);
   add_dma_problems(report, simulator);
   report.collective = std::move(outcome.account);
   return report;

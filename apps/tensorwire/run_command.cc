@@ -19,6 +19,7 @@
 #include "report/chrome_trace_writer.h"
 #include "report/content_hash.h"
 #include "report/progress_bar.h"
+#include "report/coverage_summary.h"
 #include "report/results_json.h"
 #include "report/summary.h"
 #include "core/units_format.h"
@@ -293,6 +294,7 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
     bar.finish();
   }
   out << "\n" << report::summary_text(result);
+  if (!result.coverage.empty()) out << "\n" << report::coverage_summary_text(result.coverage);
 
   return write_run_outputs(args, *outputs, result, chrome_trace, out, err);
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/collective.h"
+#include "core/coverage.h"
 #include "core/option_reader.h"
 #include "core/protocol_invariants.h"
 #include "core/rank_env.h"
@@ -45,6 +46,12 @@ class ProtocolDescriptor {
   virtual std::any default_options() const = 0;
   // Reads [protocol.<name>] over the defaults (errors throw from `reader`).
   virtual std::any read_options(const OptionReader& reader) const = 0;
+
+  // What a run of it should reach (core/coverage.h): its states and
+  // transitions, message types, paths and the options that change what it
+  // does, every item at 0 except the options items `options` selects (counted
+  // once). A run adds what it reached; `run` and `check` list what none did.
+  virtual Coverage coverage(const std::any& options) const = 0;
 
   // The bug zoo: bugs that can be planted ("none" is not one of them).
   virtual std::vector<std::string_view> planted_bugs() const = 0;

@@ -355,6 +355,37 @@ TEST_F(TensorwireCli, ABadMemoryLimitIsBadInputNamingTheFlag) {
 const std::string kBroadcastMixed =
     std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/broadcast_mixed.toml";
 
+// model_2x2 sends from host memory only: a run of it must say which paths it
+// never exercised, on stdout and in the results JSON.
+TEST_F(TensorwireCli, RunPrintsCoverageAndNamesWhatItNeverReached) {
+  const std::string model_2x2 = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_2x2.toml";
+  const CliRun r = run("run " + quoted(model_2x2) + " --json " + quoted(path("c.json").string()));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "\ncoverage        states ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nnever reached   ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "GPU source staged to host (no GPUDirect)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "string tensor serialized")) << r.out;
+  // Reached, so not listed.
+  EXPECT_FALSE(contains(r.out, "zero copy: the NIC reads the sent tensor")) << r.out;
+  const auto j = nlohmann::json::parse(read_file(path("c.json")));
+  const auto& paths = j.at("coverage").at("paths");
+  EXPECT_GT(paths.at("declared").get<uint64_t>(), paths.at("reached").get<uint64_t>());
+  bool staging = false;
+  for (const auto& item : paths.at("never_reached")) {
+    staging = staging || item == "GPU source staged to host (no GPUDirect)";
+  }
+  EXPECT_TRUE(staging) << paths.dump();
+}
+
+TEST_F(TensorwireCli, CheckPrintsCoverage) {
+  const std::string strings = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_strings.toml";
+  const CliRun r = run("check " + quoted(strings) + " --strategy dfs");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "\ncoverage        states ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nnever reached   ")) << r.out;
+  EXPECT_FALSE(contains(r.out, "string tensor serialized")) << r.out;
+}
+
 TEST_F(TensorwireCli, RunOnABroadcastScenarioChecksBytesAndWritesItsJson) {
   const CliRun r = run("run " + quoted(kBroadcastMixed) + " --json " + quoted(path("b.json").string()) +
                        " --trace " + quoted(path("b.trace.json").string()));

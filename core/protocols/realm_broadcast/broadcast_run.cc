@@ -54,6 +54,7 @@ struct BroadcastRun {
   Instances instances;
   std::vector<std::unique_ptr<TransferOperation>> ops;
   uint64_t key = 0;
+  BroadcastCoverageCounts coverage;  // summed over the ranks
 };
 
 // The application's instances: the source (filled in payload mode) and every
@@ -207,6 +208,7 @@ CollectiveOutcome run_broadcast(CollectiveWorld& world, const CollectiveRequest&
       plan_broadcast(topology, w.source, w.destinations, w.bytes, w.options);
   if (!planned) {
     out.problems.push_back(bad_input_problem("plan: " + planned.status().message()));
+    out.coverage = broadcast_declared_coverage();
     return out;
   }
   result.graph = std::move(planned).value();
@@ -217,7 +219,7 @@ CollectiveOutcome run_broadcast(CollectiveWorld& world, const CollectiveRequest&
   TW_ASSERT_MSG(ranks == request.cluster.nodes, "one rank per node of the cluster");
   BroadcastInvariants invariants(result.graph);
   BroadcastRun run{w, topology, result.graph, world, request.payload, result, {},
-                   Instances(ranks), {}, broadcast_content_key(request.seed)};
+                   Instances(ranks), {}, broadcast_content_key(request.seed), {}};
   for (RankId r = 0; r < ranks; ++r) run.envs.push_back(world.env(r));
   if (allocate_instances(run, out)) {
     DestinationProgress progress(run.graph.destinations.size(), request.on_progress);
@@ -229,7 +231,10 @@ CollectiveOutcome run_broadcast(CollectiveWorld& world, const CollectiveRequest&
     collect_links(run, result);
     world.record_end();
   }
+  for (const auto& op : run.ops) run.coverage.add(op->coverage_counts());
   release_run(run);
+  run.coverage.count(algorithm_path(w.options.algorithm));
+  out.coverage = broadcast_coverage(run.coverage);
   out.account = std::make_shared<const BroadcastAccount>(std::move(result));
   return out;
 }

@@ -1,6 +1,7 @@
 #include "core/protocols/realm_broadcast/realm_broadcast_protocol.h"
 
 #include "core/assert.h"
+#include "core/protocols/realm_broadcast/broadcast_coverage.h"
 #include "core/protocols/realm_broadcast/broadcast_run.h"
 #include "core/protocols/realm_broadcast/broadcast_workload.h"
 
@@ -44,6 +45,10 @@ class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
   std::any default_options() const override { return RealmBroadcastOptions{}; }
   std::any read_options(const OptionReader& /*reader*/) const override {
     return RealmBroadcastOptions{};
+  }
+
+  Coverage coverage(const std::any& /*options*/) const override {
+    return broadcast_declared_coverage();
   }
 
   std::vector<std::string_view> planted_bugs() const override {

@@ -184,6 +184,9 @@ Status TransferOperation::place_ib_pool(const MemoryId& memory, const std::vecto
         pool.ib.do_alloc(b.ring_bytes, static_cast<uint32_t>(b.consumers.size()));
     if (!offset) return {offset.status().code(), b.name() + ": " + offset.status().message()};
     buffers_[id].pool_offset = *offset;
+    coverage_.count(memory.is_host() ? BroadcastPath::kIbBufferInHost : BroadcastPath::kIbBufferInGpu);
+    if (ids.size() > 1) coverage_.count(BroadcastPath::kSeveralIbBuffersInMemory);
+    if (b.consumers.size() > 1) coverage_.count(BroadcastPath::kIbBufferSeveralConsumers);
     if (b.ring_bytes > 0) end = std::max(end, *offset + b.ring_bytes);
     TW_ASSERT_MSG(end <= pool.ib.pool_bytes(), "an IB buffer lies inside its pool");
     if (observer_ != nullptr) {
@@ -217,6 +220,9 @@ std::vector<RankId> TransferOperation::plan_copies() {
     if (c.hop.network && c.rank() == me) peer_ranks.push_back(c.hop.to.node);
     if (c.hop.network && c.hop.to.node == me) peer_ranks.push_back(c.rank());
     if (c.rank() != me) continue;
+    if (graph_.buffers[c.from].role == BufferRole::kDestination) {
+      coverage_.count(BroadcastPath::kEntryBufferForwards);
+    }
     CopyState& s = copies_[c.id];
     s.ready = !c.hop.network;
     const auto& consumers = graph_.buffers[c.from].consumers;
@@ -282,6 +288,7 @@ bool TransferOperation::finished() const {
 
 void TransferOperation::fail(Status status) {
   if (!status_.is_ok()) return;
+  coverage_.count(BroadcastPath::kRankFailed);
   status_ = std::move(status);
   env_.trace.instant("rank " + std::to_string(my_rank()) + "/collective", "error",
                      env_.clock.now_ns(), status_.to_string());
@@ -325,11 +332,17 @@ void TransferOperation::try_issue(uint32_t copy) {
     const uint64_t off_out = s.issued % out_ring;
     const uint64_t len = std::min({avail, space, options_.max_chunk_bytes, in_ring - off_in,
                                    out_ring - off_out});
-    if (len == 0) break;
+    if (len == 0) {
+      if (space == 0 && avail > 0) coverage_.count(BroadcastPath::kWaitedForRoom);
+      break;
+    }
     // Forward at least min_chunk at a time, except the stream's tail and the
     // piece up to a ring's end (waiting there could wait for ever).
     const bool at_ring_end = len == in_ring - off_in || len == out_ring - off_out;
-    if (len < options_.min_chunk_bytes && len != total - s.issued && !at_ring_end) break;
+    if (len < options_.min_chunk_bytes && len != total - s.issued && !at_ring_end) {
+      coverage_.count(BroadcastPath::kHeldForMinChunk);
+      break;
+    }
 
     const uint64_t begin = s.issued;
     if (observer_ != nullptr) observer_->on_chunk_issued(copy, begin, begin + len);
@@ -337,6 +350,10 @@ void TransferOperation::try_issue(uint32_t copy) {
     s.issued += len;
     s.inflight.emplace_back(len, env_.clock.now_ns());
     ++chunks_issued_;
+    if (graph_.buffers[c.to].role == BufferRole::kIB && begin >= out_ring) {
+      coverage_.count(BroadcastPath::kRingWrapped);
+    }
+    coverage_.count(c.hop.network ? BroadcastPath::kNetworkChunk : BroadcastPath::kLocalChunk);
     if (c.hop.network) {
       SendWorkRequest wr;
       wr.wr_id = make_wr_id(WrKind::kChunkWrite, c.hop.to.node, copy);
@@ -361,6 +378,9 @@ void TransferOperation::try_issue(uint32_t copy) {
         return;
       }
     }
+  }
+  if (s.inflight.size() >= options_.max_inflight_chunks && s.issued < total) {
+    coverage_.count(BroadcastPath::kInflightLimit);
   }
 }
 
@@ -461,6 +481,7 @@ void TransferOperation::finish_copy(uint32_t copy) {
     fail({freed.status().code(), b.name() + ": " + freed.status().message()});
     return;
   }
+  coverage_.count(*freed ? BroadcastPath::kIbBufferFreed : BroadcastPath::kIbReferenceDropped);
   if (*freed) {
     in.freed = true;
     if (observer_ != nullptr) observer_->on_ib_freed(from);
@@ -504,6 +525,7 @@ void TransferOperation::on_message(RankId peer, std::span<const std::byte> bytes
     return;
   }
   const CollectiveMessage& m = *decoded;
+  coverage_.count_received(m.type);
   const std::string where = "message from rank " + std::to_string(peer) + " for copy " +
                             std::to_string(m.copy) + ": ";
   if (m.copy >= graph_.copies.size()) {
@@ -565,17 +587,20 @@ void TransferOperation::send_message(RankId peer, const CollectiveMessage& m) {
   wr.opcode = WorkOpcode::kSend;
   wr.local = Sge{slot_buffer.addr, static_cast<uint32_t>(kSlotBytes), p.send_lkey};
   ++messages_sent_;
+  coverage_.count_sent(m.type);
   post_or_queue(peer, wr);
 }
 
 void TransferOperation::post_or_queue(RankId peer, const SendWorkRequest& wr) {
   PeerState& p = peers_.at(peer);
   if (!p.pending.empty()) {
+    coverage_.count(BroadcastPath::kPostQueued);
     p.pending.push_back(wr);
     return;
   }
   Status st = env_.nic.post_send(p.qp, wr);
   if (st.code() == StatusCode::kNoResource) {
+    coverage_.count(BroadcastPath::kPostQueued);
     p.pending.push_back(wr);
   } else if (!st.is_ok()) {
     fail(std::move(st));

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/protocols/realm_broadcast/broadcast_coverage.h"
 #include "core/protocols/realm_broadcast/broadcast_planner.h"
 #include "core/protocols/realm_broadcast/collective_message.h"
 #include "core/protocols/realm_broadcast/collective_observer.h"
@@ -70,6 +71,9 @@ class TransferOperation {
             {"control_messages", CounterRole::kControlMessage, messages_sent_},
             {"peak_ib_bytes", CounterRole::kOther, peak_ib_bytes_}};
   }
+
+  // The messages and paths this rank's part reached (broadcast_coverage.h).
+  const BroadcastCoverageCounts& coverage_counts() const { return coverage_; }
 
   // Deregisters and frees what start() allocated and detaches from the NIC's
   // completions. Call it once the backend is idle (copy-engine callbacks in
@@ -132,6 +136,7 @@ class TransferOperation {
   uint64_t peak_ib_bytes_ = 0;
   uint64_t chunks_issued_ = 0;
   uint64_t messages_sent_ = 0;
+  BroadcastCoverageCounts coverage_;
   size_t copies_unfinished_ = 0;
   size_t destinations_unfinished_ = 0;
 };

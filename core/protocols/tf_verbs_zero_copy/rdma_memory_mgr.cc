@@ -101,6 +101,7 @@ Result<Buffer> RdmaMemoryMgr::allocate_unregistered(MemoryKind kind, uint32_t de
 
 Result<RegisteredBuffer> RdmaMemoryMgr::allocate_pooled(const PoolKey& key, uint64_t bytes) {
   TW_ASSERT_MSG(key.bytes >= bytes, "a pool buffer holds what was asked for");
+  if (key.bytes != bytes) ++sizes_off_class_;
   auto view = [bytes](const Allocation& a) {
     Buffer b = a.whole;
     b.length = bytes;
@@ -121,6 +122,7 @@ Result<RegisteredBuffer> RdmaMemoryMgr::allocate_pooled(const PoolKey& key, uint
     TW_ASSERT_MSG(!a.in_use && a.key.bytes == key.bytes,
                   "a free list holds free buffers of its class");
     a.in_use = true;
+    ++pool_reuses_;
     return view(a);
   }
   Result<Buffer> whole = memory_.allocate(key.kind, key.device, key.bytes);

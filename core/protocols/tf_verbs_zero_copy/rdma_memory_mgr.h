@@ -90,6 +90,10 @@ class RdmaMemoryMgr {
   bool owns(const Buffer& buffer) const { return allocations_.count(buffer.addr) != 0; }
 
   uint64_t registrations() const { return registrations_; }
+  // Feature coverage: pool buffers handed out again from a free list, and
+  // pool buffers handed out longer than asked for (a size off its class).
+  uint64_t pool_reuses() const { return pool_reuses_; }
+  uint64_t sizes_off_class() const { return sizes_off_class_; }
   size_t free_buffers() const;
   size_t buffers_in_use() const;
   // The pool class (bytes actually allocated) for a request of `bytes`.
@@ -129,6 +133,8 @@ class RdmaMemoryMgr {
   std::map<uint64_t, Allocation> allocations_;     // pool buffers by address
   std::map<PoolKey, std::vector<uint64_t>> free_;  // free pool buffers by class
   uint64_t registrations_ = 0;
+  uint64_t pool_reuses_ = 0;
+  uint64_t sizes_off_class_ = 0;
   bool overlapping_hand_out_ = false;
 };
 

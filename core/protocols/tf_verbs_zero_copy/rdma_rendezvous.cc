@@ -44,6 +44,13 @@ Status transport_error(const Completion& c) {
 
 using TensorKey = std::pair<std::string, uint64_t>;  // (name, step_id)
 
+// Where RendezvousStats counts a control message type (wire values 1..4).
+size_t message_type_index(wire::RdmaMessageType type) {
+  const auto raw = static_cast<size_t>(type);
+  TW_ASSERT_MSG(raw >= 1 && raw <= kTfVerbsMessageTypes, "a control message of a known type");
+  return raw - 1;
+}
+
 }  // namespace
 
 class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
@@ -198,6 +205,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
               "fail_send of '" + key.first + "': it was already sent in step " +
                   std::to_string(step_id)};
     }
+    stats_.count(TfVerbsPath::kSendFailed);
     Status reason(why.code(), "send of '" + key.first + "' on rank " +
                                   std::to_string(env_.nic.rank()) + " failed: " + why.message());
     if (std::optional<uint64_t> id = take_parked(key)) {
@@ -224,6 +232,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   void abort_step(uint64_t step_id, Status why) {
     if (why.is_ok()) why = Status(StatusCode::kAborted, "step aborted");
     aborted_steps_.insert(step_id);
+    stats_.count(TfVerbsPath::kStepAborted);
     std::vector<uint32_t> requests;
     for (auto& [index, entry] : requests_) {
       if (entry.request->step_id() == step_id) requests.push_back(index);
@@ -306,6 +315,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
 
   const RendezvousStats& stats_view() const {
     stats_.registrations = mgr_.registrations();
+    stats_.paths[static_cast<size_t>(TfVerbsPath::kPoolReuse)] = mgr_.pool_reuses();
+    stats_.paths[static_cast<size_t>(TfVerbsPath::kPoolSizeOffClass)] = mgr_.sizes_off_class();
     return stats_;
   }
 
@@ -320,7 +331,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   Status send_control(RankId peer, const wire::RdmaMessage& message) override {
     RdmaChannel* ch = channel(peer);
     if (!ch) return {StatusCode::kInvalidArgument, "no channel to rank " + std::to_string(peer)};
-    return ch->send_message(message);
+    Status st = ch->send_message(message);
+    if (st.is_ok()) ++stats_.messages_sent[message_type_index(message.type)];
+    return st;
   }
 
   Status post_write(RankId peer, const SendWorkRequest& wr) override {
@@ -511,6 +524,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   }
 
   void on_control_message(RdmaChannel& ch, const wire::RdmaMessage& m) {
+    // decode() accepts only the four types.
+    ++stats_.messages_received[message_type_index(m.type)];
     switch (m.type) {
       case wire::RdmaMessageType::kTensorRequest:
         on_tensor_request(ch, m);
@@ -576,6 +591,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     RdmaTensorResponse& r = *responses_.at(id);
     TensorKey key{m.name, m.step_id};
     if (aborted_steps_.count(m.step_id)) {
+      stats_.count(TfVerbsPath::kRequestForAbortedStep);
       r.Abort(Status(StatusCode::kAborted, "step " + std::to_string(m.step_id) +
                                                " was aborted on rank " +
                                                std::to_string(env_.nic.rank()) + "; '" +
@@ -592,10 +608,12 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     auto sent = sent_.find(key);
     if (sent == sent_.end()) {
       parked_[key].push_back(id);  // Recv before Send: wait for the tensor
+      stats_.count(TfVerbsPath::kRecvBeforeSend);
       return;
     }
     std::shared_ptr<SentTensor> tensor = std::move(sent->second);
     sent_.erase(sent);
+    stats_.count(TfVerbsPath::kSendBeforeRecv);
     r.Start(std::move(tensor));
     after_response(id);
   }
@@ -628,6 +646,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     const std::vector<SendWorkRequest> unposted = ch.mark_broken(why, queue_pair_works);
     TW_ASSERT(ch.broken() && ch.draining() == queue_pair_works);
     ++stats_.channel_failures;
+    stats_.count(TfVerbsPath::kChannelFailed);
     env_.trace.instant(track_, "channel failed", env_.clock.now_ns(),
                        "rank " + std::to_string(ch.peer()) + ": " + why.to_string());
     std::vector<uint32_t> requests;
@@ -813,7 +832,14 @@ ProtocolCounters RdmaRendezvous::counters() const {
 }
 
 std::vector<TransitionTable> RdmaRendezvous::transition_tables() const {
-  const RendezvousStats& s = impl_->stats_view();
+  return transition_tables_of(impl_->stats_view());
+}
+
+void RdmaRendezvous::add_coverage(Coverage& into) const {
+  add_tf_verbs_coverage(into, impl_->stats_view());
+}
+
+std::vector<TransitionTable> transition_tables_of(const RendezvousStats& s) {
   return {table_of("RdmaTensorRequest", kRequestStateNames, kRequestTransitions,
                    s.request_transitions),
           table_of("RdmaTensorResponse", kResponseStateNames, kResponseTransitions,

@@ -15,6 +15,8 @@
 #include <optional>
 #include <string_view>
 
+#include "core/coverage.h"
+#include "core/protocols/tf_verbs_zero_copy/tf_verbs_coverage.h"
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_options.h"
 #include "core/rank_env.h"
 #include "core/rendezvous.h"
@@ -52,7 +54,18 @@ struct RendezvousStats {
   static constexpr size_t kResponseStates = 5;
   std::array<std::array<uint64_t, kRequestStates>, kRequestStates> request_transitions{};
   std::array<std::array<uint64_t, kResponseStates>, kResponseStates> response_transitions{};
+  // Feature coverage (tf_verbs_coverage.h): control messages by type (wire
+  // value - 1), and the paths taken.
+  std::array<uint64_t, kTfVerbsMessageTypes> messages_sent{};
+  std::array<uint64_t, kTfVerbsMessageTypes> messages_received{};
+  std::array<uint64_t, kTfVerbsPaths> paths{};
+
+  void count(TfVerbsPath path) { ++paths[static_cast<size_t>(path)]; }
 };
+
+// RdmaTensorRequest's and RdmaTensorResponse's tables with `stats`' counts
+// (zero counts: the declaration alone).
+std::vector<TransitionTable> transition_tables_of(const RendezvousStats& stats);
 
 // Names of the states counted in RendezvousStats' transition tables.
 const char* request_state_name(size_t state);
@@ -108,6 +121,7 @@ class RdmaRendezvous final : public Rendezvous {
   size_t outstanding_work() const override;
   ProtocolCounters counters() const override;
   std::vector<TransitionTable> transition_tables() const override;
+  void add_coverage(Coverage& into) const override;
 
   const RendezvousStats& stats() const;
 

@@ -81,6 +81,7 @@ Status RdmaTensorRequest::allocate(const RdmaTensorMetaData& meta) {
                                           kDestinationAccess);
     if (!result.is_ok()) return result.status();
     result_ = *result;
+    if (!is_host(args_.dst_kind)) env_.stats().count(TfVerbsPath::kGpuDirectDestination);
   } else {
     // The NIC cannot reach this GPU: it writes into a registered host proxy,
     // and the copy engine moves the content to the GPU afterwards.
@@ -152,6 +153,7 @@ void RdmaTensorRequest::Start() {
   if (env_.options().request_timeout_ns > 0) {
     auto on_timeout = env_.request_callback(request_index_, [](RdmaTensorRequest& r, Status) {
       r.timer_.reset();
+      r.env_.stats().count(TfVerbsPath::kRequestTimedOut);
       r.Abort(Status(StatusCode::kAborted, "request for '" + r.name_ + "' step " +
                                                std::to_string(r.step_id_) + " timed out"));
     });
@@ -161,7 +163,13 @@ void RdmaTensorRequest::Start() {
   if (auto cached = env_.memory_mgr().get_tensor_meta_data(src_, name_)) {
     // If this fails the request goes without a destination: the sender then
     // answers with META_DATA_UPDATE and allocation is retried there.
-    if (!allocate(*cached).is_ok()) release_buffers(false);
+    if (allocate(*cached).is_ok()) {
+      env_.stats().count(TfVerbsPath::kMetaDataCacheHit);
+    } else {
+      release_buffers(false);
+    }
+  } else {
+    env_.stats().count(TfVerbsPath::kFirstRequest);
   }
   Status st = env_.send_control(src_, make_message(wire::RdmaMessageType::kTensorRequest));
   if (!st.is_ok()) {
@@ -200,7 +208,9 @@ void RdmaTensorRequest::RecvTensorMetaData(const wire::RdmaMessage& message) {
   }
   if (reusable) {
     allocated_meta_ = meta;
+    env_.stats().count(TfVerbsPath::kUpdateKeepsBuffer);
   } else {
+    if (allocated_meta_) env_.stats().count(TfVerbsPath::kUpdateReallocates);
     release_buffers(false);
     Status st = allocate(meta);
     if (!st.is_ok()) {
@@ -245,6 +255,7 @@ void RdmaTensorRequest::RecvTensorContent(uint32_t byte_len) {
   tensor.is_dead = meta.is_dead;
   Layout layout = layout_of(meta);
   if (layout == Layout::kDead) {
+    env_.stats().count(TfVerbsPath::kDeadTensorReceived);
     complete(Status::ok(), std::move(tensor));
     finish(false);
     return;
@@ -269,6 +280,7 @@ void RdmaTensorRequest::deliver_strings(Tensor tensor, const RdmaTensorMetaData&
   uint64_t elements = meta.tensor_shape.num_elements().value_or(0);
   MemorySpace& memory = env_.env().memory;
   ++env_.stats().cpu_copies;
+  env_.stats().count(TfVerbsPath::kStringDeserialized);
   TW_ASSERT(result_.has_value());
   if (memory.holds_payload()) {
     std::span<std::byte> view = memory.host_view(result_->buffer);
@@ -310,6 +322,7 @@ void RdmaTensorRequest::copy_out_of_proxy(Tensor tensor, uint64_t expected) {
   }
   set_state(State::kCopying);
   ++env_.stats().device_copies;
+  env_.stats().count(TfVerbsPath::kHostProxy);
   auto on_done = env_.request_callback(
       request_index_, [](RdmaTensorRequest& r, Status st) { r.on_copy_done(std::move(st)); });
   Status st = env_.env().copy_engine.submit(*device_result_, 0, proxy_->buffer, 0, expected,
@@ -398,6 +411,7 @@ void RdmaTensorRequest::fail_and_withdraw(Status why) {
     finish(/*discard=*/true);
     return;
   }
+  env_.stats().count(TfVerbsPath::kWithdrawal);
   set_state(State::kWithdrawn);
 }
 

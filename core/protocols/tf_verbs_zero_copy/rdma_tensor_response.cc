@@ -85,6 +85,7 @@ Status RdmaTensorResponse::prepare_content(bool direct) {
     const RegisteredBuffer& zero = env_.zero_source();
     source_ = Sge{zero.buffer.addr, 0, zero.region ? zero.region->lkey : 0};
     sent_.reset();
+    env_.stats().count(TfVerbsPath::kZeroByteWrite);
     return Status::ok();
   }
   if (tensor.dtype == DataType::kString) return serialize_string_tensor(bytes);
@@ -101,6 +102,7 @@ Status RdmaTensorResponse::prepare_content(bool direct) {
       source_ = Sge{tensor.buffer.addr, static_cast<uint32_t>(bytes), 0};
       return Status::ok();
     }
+    env_.stats().count(TfVerbsPath::kZeroCopyWrite);
     return read_source_in_place(bytes);
   }
   if (is_host(kind) && bug == PlantedBug::kSkipClone) {
@@ -122,6 +124,7 @@ Status RdmaTensorResponse::serialize_string_tensor(uint64_t bytes) {
   content_ = *proto;
   TW_ASSERT(content_->region.has_value() && content_->buffer.length == bytes);
   ++env_.stats().cpu_copies;
+  env_.stats().count(TfVerbsPath::kStringSerialized);
   if (env.memory.holds_payload()) {
     // A memory that holds payload views every byte of a host buffer it
     // allocated: the pool just gave this one `bytes` of pinned host memory.
@@ -154,6 +157,7 @@ Status RdmaTensorResponse::clone_on_cpu(uint64_t bytes) {
   Status st = env_.env().memory.cpu_copy(content_->buffer, 0, sent_->tensor.buffer, 0, bytes);
   if (!st.is_ok()) return st;
   ++env_.stats().cpu_copies;
+  env_.stats().count(TfVerbsPath::kCpuClone);
   source_ = Sge{content_->buffer.addr, static_cast<uint32_t>(bytes), content_->region->lkey};
   sent_.reset();
   return Status::ok();
@@ -178,6 +182,7 @@ Status RdmaTensorResponse::copy_off_gpu(uint64_t bytes) {
   Status st = env_.env().copy_engine.submit(content_->buffer, 0, source, 0, bytes, on_done);
   if (!st.is_ok()) return st;
   ++env_.stats().device_copies;
+  env_.stats().count(gpu_direct ? TfVerbsPath::kGpuClone : TfVerbsPath::kStagingCopy);
   set_state(State::kPreparing);
   return Status::ok();
 }
@@ -208,6 +213,7 @@ void RdmaTensorResponse::on_copy_done(Status status) {
 
 void RdmaTensorResponse::Resume(const wire::RdmaMessage& re_request) {
   if (re_request.remote_addr == 0) {
+    env_.stats().count(TfVerbsPath::kWithdrawalAnswered);
     Withdraw();
     return;
   }

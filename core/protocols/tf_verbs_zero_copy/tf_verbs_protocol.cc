@@ -38,6 +38,10 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
     return o;
   }
 
+  Coverage coverage(const std::any& options) const override {
+    return tf_verbs_declared_coverage(options_of(options));
+  }
+
   std::vector<std::string_view> planted_bugs() const override {
     std::vector<std::string_view> names;
     for (PlantedBug b : kPlantedBugs) names.emplace_back(planted_bug_name(b));

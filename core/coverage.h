@@ -1,0 +1,78 @@
+// Feature coverage: what a protocol declares worth reaching (its states and
+// transitions, the message types it sends and receives, the paths through its
+// code, the options that change its behaviour) and how often a run reached
+// each. A protocol declares every item up front at 0, so a run can say which
+// it never reached; runs and the model checker's executions add up like
+// TransitionTable. Named groups of named items, in declaration order, so every
+// report is deterministic and protocol-neutral code reads it by name only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/state_transitions.h"
+
+namespace tensorwire {
+
+// The groups every protocol uses where it has such items, so that reports
+// line up from one protocol to the next.
+inline constexpr std::string_view kCoverageStates = "states";
+inline constexpr std::string_view kCoverageTransitions = "transitions";
+inline constexpr std::string_view kCoverageMessagesSent = "messages sent";
+inline constexpr std::string_view kCoverageMessagesReceived = "messages received";
+inline constexpr std::string_view kCoveragePaths = "paths";
+inline constexpr std::string_view kCoverageOptions = "options";
+
+struct CoverageItem {
+  std::string name;
+  uint64_t count = 0;
+};
+
+struct CoverageGroup {
+  std::string name;
+  std::vector<CoverageItem> items;
+
+  size_t reached() const;
+};
+
+class Coverage {
+ public:
+  // Declares `item` in `group` (both created in the order first declared) at
+  // 0; declaring it again changes nothing.
+  void declare(std::string_view group, std::string_view item);
+  // Adds `times` to an item; asserts it was declared (counting an item the
+  // declaration lacks is a protocol bug: reports would never list it unreached).
+  void count(std::string_view group, std::string_view item, uint64_t times = 1);
+  // Adds another run's counts, by name; what `this` lacks is appended.
+  void add(const Coverage& other);
+
+  bool declared(std::string_view group, std::string_view item) const;
+  // 0 for an item never declared.
+  uint64_t count_of(std::string_view group, std::string_view item) const;
+  const std::vector<CoverageGroup>& groups() const { return groups_; }
+  bool empty() const { return groups_.empty(); }
+  // Items declared and never reached, "group: item", in declaration order.
+  std::vector<std::string> never_reached() const;
+
+ private:
+  CoverageGroup* find_group(std::string_view group);
+  const CoverageGroup* find_group(std::string_view group) const;
+  // The item, or nullptr. Tries the item after the last one found first:
+  // protocols declare and count in one order, so that is usually it.
+  CoverageItem* find_item(std::string_view group, std::string_view item);
+  CoverageItem& item_of(std::string_view group, std::string_view item);
+
+  std::vector<CoverageGroup> groups_;
+  size_t last_group_ = 0;
+  size_t last_item_ = 0;
+};
+
+// Declares the tables' states ("Machine.State") and legal transitions
+// ("Machine A->B") and counts what the tables counted: a transition by its
+// count, a state by the transitions taken into or out of it (a machine's
+// first state is only ever left).
+void add_transition_coverage(Coverage& into, const std::vector<TransitionTable>& tables);
+
+}  // namespace tensorwire
