@@ -77,6 +77,13 @@ class ProtocolDescriptor {
   // operation in a backend's world (core/collective.h). nullptr for
   // point-to-point protocols; never nullptr for collective ones.
   virtual const CollectiveProtocol* collective() const = 0;
+
+  // Swarm testing (`tensorwire check --swarm`): a small scenario of this
+  // protocol drawn from `seed`, as the text of a whole scenario file that
+  // loads and runs; `size` (0 to kMaxSwarmSize, core/protocols/swarm_draw.h)
+  // bounds how large it gets. The same (seed, size) draws the same text.
+  // Empty: the protocol draws no swarm scenarios.
+  virtual std::string draw_swarm_scenario(uint64_t /*seed*/, uint32_t /*size*/) const { return {}; }
 };
 
 }  // namespace tensorwire

@@ -3,6 +3,7 @@
 #include "core/assert.h"
 #include "core/protocols/realm_broadcast/broadcast_run.h"
 #include "core/protocols/realm_broadcast/broadcast_workload.h"
+#include "core/protocols/realm_broadcast/swarm_scenario.h"
 
 namespace tensorwire::collectives {
 namespace {
@@ -78,6 +79,9 @@ class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
     return nullptr;
   }
   const CollectiveProtocol* collective() const override { return &collective_; }
+  std::string draw_swarm_scenario(uint64_t seed, uint32_t size) const override {
+    return collectives::draw_swarm_scenario(seed, size);
+  }
 
  private:
   RealmBroadcastCollective collective_;
