@@ -15,6 +15,7 @@ const char* planted_bug_name(PlantedBug bug) {
     case PlantedBug::kSendDoneBeforeWrite: return "send_done_before_write";
     case PlantedBug::kDeregisterSourceEarly: return "deregister_source_early";
     case PlantedBug::kPoolOverlap: return "pool_overlap";
+    case PlantedBug::kIgnoreProtoSize: return "ignore_proto_size";
   }
   return "?";
 }

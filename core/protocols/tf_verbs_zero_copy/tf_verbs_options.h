@@ -26,6 +26,9 @@ enum class PlantedBug : uint8_t {
   kSendDoneBeforeWrite,     // the caller may reuse its source while the write still reads it
   kDeregisterSourceEarly,   // the source's registration goes right after posting its write
   kPoolOverlap,             // the pool hands out a registered buffer still in use
+  // Reached only with a string tensor whose string size changes while its
+  // shape does not (no shipped model scenario has one; `check --swarm` draws it):
+  kIgnoreProtoSize,         // the sender misses a string tensor's new proto_size: no update
 };
 
 const char* planted_bug_name(PlantedBug bug);
@@ -37,7 +40,8 @@ inline constexpr PlantedBug kPlantedBugs[] = {
     PlantedBug::kReuseRequestIndex,     PlantedBug::kFreeProxyBeforeCopy,
     PlantedBug::kNoReallocOnSizeChange, PlantedBug::kDestroyResponseEarly,
     PlantedBug::kUnregisteredSource,    PlantedBug::kSendDoneBeforeWrite,
-    PlantedBug::kDeregisterSourceEarly, PlantedBug::kPoolOverlap};
+    PlantedBug::kDeregisterSourceEarly, PlantedBug::kPoolOverlap,
+    PlantedBug::kIgnoreProtoSize};
 
 // The most control_ring_size a scenario may ask for: the simulator's
 // timing-only mode gives bytes to buffers up to 8 MiB, which holds a ring this
