@@ -1,6 +1,6 @@
 // `tensorwire check SCENARIO [--strategy dfs|random|pct] [--max-schedules N]
 // [--seed N] [--pct-depth D] [--replay FILE] [--out PREFIX] [--plant-bug NAME]
-// [--faults none|qp_error] [--memory-limit SIZE]`: explore the
+// [--faults none|qp_error] [--memory-limit SIZE] [--swarm N]`: explore the
 // orders in which a scenario's same-time events can run (model/explorer.h).
 // Exit codes: 0 nothing found (dfs: every order explored; random, pct: in the
 // schedules run), 1 safety violation, 3 liveness violation, 4 dfs stopped at
@@ -13,6 +13,9 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "model/explorer.h"
+#include "scenario/scenario.h"
 
 namespace tensorwire::app {
 
@@ -30,9 +33,12 @@ struct CheckArgs {
   std::string faults = "none";     // "qp_error": one injected QP error per execution
   bool exact = false;              // dfs: cut at seen states only where no order is lost
   std::string memory_limit;        // --memory-limit as typed (checked); empty: the default
+  uint64_t swarm = 0;              // --swarm N: check N scenarios the protocol draws (swarm_check.h)
 };
 
 CLI::App* add_check_command(CLI::App& app, CheckArgs& args);
 int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress);
+// The checker's options the flags ask for, on `scenario` (its seed unless --seed).
+model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scenario);
 
 }  // namespace tensorwire::app
