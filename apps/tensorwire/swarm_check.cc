@@ -15,6 +15,10 @@
 namespace tensorwire::app {
 namespace {
 
+// Smaller scenarios tried at most when shrinking a failing one: each is a
+// search of up to --max-schedules executions when it does not fail.
+constexpr uint32_t kMaxShrinkTries = 200;
+
 std::string scenario_file_of(const CheckArgs& args) { return args.out_prefix + ".scenario.toml"; }
 
 // --replay replays one schedule on one scenario file; a swarm has none yet.
@@ -45,31 +49,33 @@ void print_command(const CheckArgs& args, uint64_t seed, std::ostream& out) {
       << std::flush;
 }
 
-// One drawn scenario: its text, and the scenario it loads as (with the bug
-// planted), or why it does not load.
-struct Drawn {
-  std::string text;
+// `text` as a scenario of `protocol` with the bug planted; nothing, and why
+// in `problem`, when it is not one.
+std::optional<Scenario> load_drawn(const std::string& text, const CheckArgs& args,
+                                   const ProtocolDescriptor& protocol, std::string& problem) {
   std::optional<Scenario> scenario;
-  std::string problem;
-};
-
-Drawn draw(const ProtocolDescriptor& protocol, const SwarmDrawKey& key, const CheckArgs& args) {
-  Drawn d;
-  d.text = protocol.draw_swarm_scenario(key.seed, key.size);
   try {
-    d.scenario = load_scenario_string(d.text, scenario_file_of(args));
+    scenario = load_scenario_string(text, scenario_file_of(args));
   } catch (const ScenarioError& e) {
-    d.problem = e.what();
-    return d;
+    problem = e.what();
+    return std::nullopt;
   }
-  if (d.scenario->protocol.name != protocol.name()) {
-    d.problem = "it runs protocol \"" + d.scenario->protocol.name + "\", not \"" +
-                std::string(protocol.name()) + "\"";
-  } else if (!protocol.plant_bug(d.scenario->protocol.options, args.plant_bug)) {
-    d.problem = "--plant-bug " + args.plant_bug + " is not a bug of its protocol";
+  if (scenario->protocol.name != protocol.name()) {
+    problem = "it runs protocol \"" + scenario->protocol.name + "\", not \"" +
+              std::string(protocol.name()) + "\"";
+  } else if (!protocol.plant_bug(scenario->protocol.options, args.plant_bug)) {
+    problem = "--plant-bug " + args.plant_bug + " is not a bug of its protocol";
   }
-  if (!d.problem.empty()) d.scenario.reset();
-  return d;
+  if (!problem.empty()) scenario.reset();
+  return scenario;
+}
+
+// The search the flags ask for, on a drawn scenario with its own seed
+// (--seed seeded the swarm).
+model::CheckReport check_drawn(const CheckArgs& args, const Scenario& scenario) {
+  model::CheckOptions options = check_options_of(args, scenario);
+  options.seed = scenario.seed;
+  return model::check(scenario, options);
 }
 
 // A drawn scenario the harness rejects is the generator's fault, not the
@@ -126,32 +132,55 @@ void print_summary(const CheckArgs& args, const SwarmTally& tally, std::ostream&
   out << "\n";
 }
 
+// The failing draw shrunk (shrink_swarm_scenario) to the smallest scenario
+// that fails with the same outcome, written and checked again as a file.
+int shrink_and_write(const CheckArgs& args, const ProtocolDescriptor& protocol,
+                     const SwarmDrawKey& key, model::CheckOutcome outcome, std::ostream& out,
+                     std::ostream& err) {
+  const auto fails_alike = [&](const std::string& text) {
+    std::string problem;
+    const std::optional<Scenario> s = load_drawn(text, args, protocol, problem);
+    return s && check_drawn(args, *s).outcome == outcome;
+  };
+  const ShrunkSwarmScenario shrunk =
+      shrink_swarm_scenario(protocol, key.seed, key.size, fails_alike, kMaxShrinkTries);
+  std::string text = shrunk.text;
+  if (shrunk.steps > 0) {
+    text.insert(text.find('\n') + 1, "# Then shrunk in " + std::to_string(shrunk.steps) +
+                                        " steps to the smallest draw found that fails alike.\n");
+  }
+  out << "shrunk in " << shrunk.steps << " steps (" << shrunk.tries
+      << " smaller scenarios checked)\n";
+  return write_violation(args, text, out, err);
+}
+
 // Checks scenario `index`; an exit code when the swarm stops there.
 std::optional<int> check_one(const CheckArgs& args, const ProtocolDescriptor& protocol,
                              uint64_t swarm_seed, uint64_t index, SwarmTally& tally,
                              std::ostream& out, std::ostream& err) {
   const SwarmDrawKey key = swarm_draw_key(swarm_seed, index);
-  Drawn d = draw(protocol, key, args);
-  if (!d.scenario) return refuse_drawn_scenario(args, d.text, d.problem, err);
-  model::CheckOptions options = check_options_of(args, *d.scenario);
-  options.seed = d.scenario->seed;  // --seed seeded the swarm
-  const model::CheckReport report = model::check(*d.scenario, options);
+  const std::string text = draw_swarm_scenario(protocol, key.seed, key.size);
+  std::string problem;
+  const std::optional<Scenario> scenario = load_drawn(text, args, protocol, problem);
+  if (!scenario) return refuse_drawn_scenario(args, text, problem, err);
+  const model::CheckReport report = check_drawn(args, *scenario);
   ++tally.scenarios;
   tally.schedules += report.schedules;
-  if (options.strategy == model::CheckStrategy::kDfs && !report.exhausted) ++tally.not_exhausted;
-  out << "[" << index + 1 << "/" << args.swarm << "] " << d.scenario->name << " (size " << key.size
+  if (args.strategy == "dfs" && !report.exhausted) ++tally.not_exhausted;
+  out << "[" << index + 1 << "/" << args.swarm << "] " << scenario->name << " (size " << key.size
       << "): " << report.schedules << " schedules, " << model::check_outcome_name(report.outcome)
       << "\n"
       << std::flush;
   if (!report.counterexample) return std::nullopt;
   if (report.outcome == model::CheckOutcome::kBadInput) {
     const auto& problems = report.counterexample->problems;
-    return refuse_drawn_scenario(args, d.text, problems.empty() ? "bad input" : problem_line(problems[0]),
-                                 err);
+    return refuse_drawn_scenario(
+        args, text, problems.empty() ? "bad input" : problem_line(problems[0]), err);
   }
   out << "swarm: violation in scenario " << index + 1 << " of " << args.swarm << ", after "
-      << tally.schedules << " schedules\n";
-  return write_violation(args, d.text, out, err);
+      << tally.schedules << " schedules; shrinking it\n"
+      << std::flush;
+  return shrink_and_write(args, protocol, key, report.outcome, out, err);
 }
 
 }  // namespace
@@ -184,7 +213,7 @@ int swarm_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
         << protocol.name() << "\", which '" << args.scenario_path << "' runs\n";
     return kExitBadInput;
   }
-  if (protocol.draw_swarm_scenario(0, 0).empty()) {
+  if (draw_swarm_scenario(protocol, 0, 0).empty()) {
     err << kErrorPrefix << "protocol \"" << protocol.name() << "\" draws no swarm scenarios\n";
     return kExitBadInput;
   }

@@ -3,7 +3,8 @@
 // scenarios of its own (ProtocolDescriptor::draw_swarm_scenario), seeded by
 // --seed, and each is checked with the strategy, --max-schedules each,
 // --faults and --plant-bug. The first violation stops the swarm: the drawn
-// scenario is written as PREFIX.scenario.toml and checked again as a file,
+// scenario is shrunk to the smallest draw found that fails alike
+// (shrink_swarm_scenario), written as PREFIX.scenario.toml and checked again as a file,
 // which writes PREFIX.schedule (naming that file) and the rest as `check`
 // does, so `check PREFIX.scenario.toml --replay PREFIX.schedule` replays it.
 #pragma once

@@ -22,6 +22,8 @@
 
 namespace tensorwire {
 
+class SwarmDraw;  // core/protocols/swarm_draw.h
+
 // How a protocol meets a workload: point to point (Send/Recv between pairs of
 // ranks, through a Rendezvous per rank) or collective (one operation over
 // many ranks, planned as a whole).
@@ -79,11 +81,11 @@ class ProtocolDescriptor {
   virtual const CollectiveProtocol* collective() const = 0;
 
   // Swarm testing (`tensorwire check --swarm`): a small scenario of this
-  // protocol drawn from `seed`, as the text of a whole scenario file that
-  // loads and runs; `size` (0 to kMaxSwarmSize, core/protocols/swarm_draw.h)
-  // bounds how large it gets. The same (seed, size) draws the same text.
-  // Empty: the protocol draws no swarm scenarios.
-  virtual std::string draw_swarm_scenario(uint64_t /*seed*/, uint32_t /*size*/) const { return {}; }
+  // protocol, as the text of a scenario file (all but its name) that loads
+  // and runs, made from `draw`'s picks alone: the same picks give the same
+  // text, smaller picks a smaller scenario (core/protocols/swarm_draw.h
+  // seeds, names and shrinks it). Empty: the protocol draws none.
+  virtual std::string draw_swarm_scenario(SwarmDraw& /*draw*/) const { return {}; }
 };
 
 }  // namespace tensorwire

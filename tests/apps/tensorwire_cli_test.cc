@@ -721,6 +721,7 @@ TEST_F(TensorwireCli, CheckSwarmFindsABugTheModelScenarioMissesAndItReplays) {
                        "--plant-bug ignore_proto_size --out " + quoted(prefix));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "swarm: violation in scenario ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "shrunk in ")) << r.out;
   EXPECT_TRUE(contains(r.out, "safety violation")) << r.out;
   const std::string scenario = read_file(prefix + ".scenario.toml");
   EXPECT_TRUE(contains(scenario, "dtype = \"string\"")) << scenario;
@@ -744,7 +745,7 @@ TEST_F(TensorwireCli, CheckSwarmFindsABugTheModelScenarioMissesAndItReplays) {
 
 TEST_F(TensorwireCli, CheckSwarmFindsABroadcastBugWithTheScenarioBesideTheSchedule) {
   const std::string prefix = path("bc").string();
-  const CliRun r = run("check " + quoted(kModelBroadcast) + " --swarm 60 --max-schedules 100 " +
+  const CliRun r = run("check " + quoted(kModelBroadcast) + " --swarm 100 --max-schedules 100 " +
                        "--seed 1 --plant-bug max_consumer_read --out " + quoted(prefix));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(read_file(prefix + ".scenario.toml"), "kind = \"broadcast\"\n"));

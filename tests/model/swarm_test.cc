@@ -29,7 +29,7 @@ bool contains(const std::string& text, const std::string& what) {
 TEST(SwarmDraw, EveryProtocolDrawsScenariosThatLoadAsItsOwn) {
   for (const ProtocolDescriptor* p : registered_protocols()) {
     for (uint64_t i = 0; i < kDraws; ++i) {
-      const std::string text = p->draw_swarm_scenario(i, size_of_draw(i));
+      const std::string text = draw_swarm_scenario(*p, i, size_of_draw(i));
       ASSERT_FALSE(text.empty()) << p->name();
       Scenario s;
       ASSERT_NO_THROW(s = load_scenario_string(text, "swarm.toml")) << p->name() << "\n" << text;
@@ -42,8 +42,8 @@ TEST(SwarmDraw, TheSameSeedAndSizeDrawTheSameTextAndOtherSeedsOthers) {
   for (const ProtocolDescriptor* p : registered_protocols()) {
     std::set<std::string> distinct;
     for (uint64_t seed = 0; seed < 50; ++seed) {
-      const std::string text = p->draw_swarm_scenario(seed, 70);
-      EXPECT_EQ(text, p->draw_swarm_scenario(seed, 70)) << p->name() << " seed " << seed;
+      const std::string text = draw_swarm_scenario(*p, seed, 70);
+      EXPECT_EQ(text, draw_swarm_scenario(*p, seed, 70)) << p->name() << " seed " << seed;
       distinct.insert(text);
     }
     EXPECT_EQ(distinct.size(), 50u) << p->name();
@@ -53,7 +53,7 @@ TEST(SwarmDraw, TheSameSeedAndSizeDrawTheSameTextAndOtherSeedsOthers) {
 // Size 0 is RapidCheck's smallest: sized draws stay at their lower bound.
 TEST(SwarmDraw, SizedDrawsGrowWithTheSize) {
   const auto draw = [](uint64_t seed, uint32_t size) {
-    return swarm_scenario_text(seed, size, [](SwarmDraw& d) {
+    return swarm_draw_text(seed, size, [](SwarmDraw& d) {
       return std::to_string(d.up_to_sized(2, 1000)) + " " + std::to_string(d.size());
     });
   };
@@ -81,12 +81,63 @@ TEST(SwarmDraw, TheDrawsReachEveryDeclaredFeature) {
         "radix_intra = 0", "bytes = 0\n", "nodes = 4", "source = \"node0/gpu"}}};
   for (const ProtocolDescriptor* p : registered_protocols()) {
     std::string all;
-    for (uint64_t i = 0; i < kDraws; ++i) all += p->draw_swarm_scenario(i, size_of_draw(i));
+    for (uint64_t i = 0; i < kDraws; ++i) all += draw_swarm_scenario(*p, i, size_of_draw(i));
     ASSERT_TRUE(features.count(std::string(p->name()))) << p->name() << ": features not listed here";
     for (const std::string& f : features.at(std::string(p->name()))) {
       EXPECT_TRUE(contains(all, f)) << p->name() << " never draws " << f;
     }
   }
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Shrinking keeps what makes a scenario fail and drops the rest: asked to
+// keep a string tensor, a large draw shrinks to a smaller one that still
+// has it, deterministically; with everything failing it reaches the
+// smallest draw of all.
+TEST(SwarmShrink, ADrawShrinksToASmallerOneThatStillFails) {
+  const ProtocolDescriptor& p = protocol_named("tf_verbs_zero_copy");
+  const auto has_string = [](const std::string& text) {
+    return contains(text, "dtype = \"string\"");
+  };
+  uint64_t seed = 0;
+  std::string drawn;
+  for (; seed < 100; ++seed) {
+    drawn = draw_swarm_scenario(p, seed, kMaxSwarmSize);
+    if (has_string(drawn) && count_of(drawn, "[[workload.tensor]]") >= 3) break;
+  }
+  ASSERT_LT(seed, 100u) << "no draw with a string tensor among three or more";
+  const ShrunkSwarmScenario shrunk = shrink_swarm_scenario(p, seed, kMaxSwarmSize, has_string, 500);
+  EXPECT_TRUE(has_string(shrunk.text)) << shrunk.text;
+  EXPECT_GT(shrunk.steps, 0u);
+  EXPECT_LE(shrunk.tries, 500u);
+  EXPECT_LT(count_of(shrunk.text, "[[workload.tensor]]"), count_of(drawn, "[[workload.tensor]]"))
+      << shrunk.text;
+  EXPECT_NO_THROW(load_scenario_string(shrunk.text, "shrunk.toml")) << shrunk.text;
+  EXPECT_EQ(shrink_swarm_scenario(p, seed, kMaxSwarmSize, has_string, 500).text, shrunk.text);
+
+  const ShrunkSwarmScenario smallest =
+      shrink_swarm_scenario(p, seed, kMaxSwarmSize, [](const std::string&) { return true; }, 10000);
+  const Scenario s = load_scenario_string(smallest.text, "smallest.toml");
+  EXPECT_EQ(s.cluster.nodes, 2u) << smallest.text;
+  EXPECT_EQ(count_of(smallest.text, "[[workload.tensor]]"), 1u) << smallest.text;
+  EXPECT_FALSE(contains(smallest.text, "[[workload.change]]")) << smallest.text;
+  EXPECT_TRUE(contains(smallest.text, "steps = 1\n")) << smallest.text;
+}
+
+TEST(SwarmShrink, ADrawNothingSmallerFailsStaysAsDrawnWithinTheBudget) {
+  const ProtocolDescriptor& p = protocol_named("realm_collective_broadcast");
+  const std::string drawn = draw_swarm_scenario(p, 9, 80);
+  const ShrunkSwarmScenario same =
+      shrink_swarm_scenario(p, 9, 80, [&drawn](const std::string& text) { return text == drawn; }, 30);
+  EXPECT_EQ(same.text, drawn);
+  EXPECT_EQ(same.steps, 0u);
+  EXPECT_GT(same.tries, 0u);
+  EXPECT_LE(same.tries, 30u);
 }
 
 struct SwarmCase {
@@ -101,7 +152,7 @@ class Swarm : public ::testing::TestWithParam<SwarmCase> {};
 TEST_P(Swarm, ADrawnScenarioHasNoViolation) {
   const SwarmCase& c = GetParam();
   const std::string text =
-      protocol_named(c.protocol).draw_swarm_scenario(c.seed, size_of_draw(c.seed * 7));
+      draw_swarm_scenario(protocol_named(c.protocol), c.seed, size_of_draw(c.seed * 7));
   Scenario s = load_scenario_string(text, "swarm.toml");
   CheckOptions o;
   o.strategy = c.seed % 2 == 0 ? CheckStrategy::kRandom : CheckStrategy::kPct;

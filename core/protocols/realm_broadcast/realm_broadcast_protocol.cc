@@ -79,8 +79,8 @@ class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
     return nullptr;
   }
   const CollectiveProtocol* collective() const override { return &collective_; }
-  std::string draw_swarm_scenario(uint64_t seed, uint32_t size) const override {
-    return collectives::draw_swarm_scenario(seed, size);
+  std::string draw_swarm_scenario(SwarmDraw& draw) const override {
+    return collectives::draw_swarm_scenario(draw);
   }
 
  private:

@@ -4,13 +4,14 @@
 #include <string_view>
 
 #include "core/assert.h"
-#include "core/protocols/swarm_draw.h"
 
 namespace tensorwire::collectives {
 namespace {
 
 constexpr std::string_view kAlgorithms[] = {"naive", "aggregation", "radix_tree"};
 constexpr uint64_t kMinChunks[] = {256, 1024, 4096};
+constexpr uint32_t kMaxNodes = 4;
+constexpr uint32_t kMaxGpus = 2;
 
 std::string draw_memory(SwarmDraw& d, uint32_t nodes, uint32_t gpus) {
   const auto node = d.index_below(nodes);
@@ -20,19 +21,25 @@ std::string draw_memory(SwarmDraw& d, uint32_t nodes, uint32_t gpus) {
 
 void write_cluster(SwarmDraw& d, uint32_t nodes, uint32_t gpus, std::ostream& t) {
   t << "[cluster]\nnodes = " << nodes << "\ngpus_per_node = " << gpus << "\ngpu_direct = ";
-  if (gpus > 0 && d.one_in(2)) {
+  // As many picks whatever the cluster's size: a smaller one leaves later draws as they were.
+  const bool per_gpu = d.one_in(2) && gpus > 0;
+  bool direct[kMaxNodes][kMaxGpus];
+  for (auto& node : direct) {
+    for (bool& b : node) b = d.one_in(2);
+  }
+  if (per_gpu) {
     // Per GPU: paths through host IB buffers beside direct ones.
     t << "[";
     for (uint32_t n = 0; n < nodes; ++n) {
       t << (n > 0 ? ", [" : "[");
-      for (uint32_t g = 0; g < gpus; ++g) t << (g > 0 ? ", " : "") << (d.one_in(2) ? "true" : "false");
+      for (uint32_t g = 0; g < gpus; ++g) t << (g > 0 ? ", " : "") << (direct[n][g] ? "true" : "false");
       t << "]";
     }
     t << "]\n";
   } else {
-    t << (d.one_in(2) ? "true" : "false") << "\n";
+    t << (direct[0][0] ? "true" : "false") << "\n";
   }
-  if (gpus > 1 && d.one_in(3)) t << "nvlink_bandwidth = \"300GB/s\"\n";
+  if (d.one_in(3) && gpus > 1) t << "nvlink_bandwidth = \"300GB/s\"\n";
 }
 
 void write_destinations(SwarmDraw& d, uint32_t nodes, uint32_t gpus, std::ostream& t) {
@@ -74,26 +81,24 @@ void write_chunks(SwarmDraw& d, std::ostream& t) {
   if (d.one_in(4)) t << "ib_pool_size = " << min_chunk * d.between(4, 16) << "\n";
 }
 
-std::string draw_scenario(SwarmDraw& d, uint64_t seed) {
-  const auto nodes = static_cast<uint32_t>(d.up_to_sized(2, 4));
-  const auto gpus = static_cast<uint32_t>(d.between(0, 2));
+std::string draw_scenario(SwarmDraw& d) {
+  const auto nodes = static_cast<uint32_t>(d.up_to_sized(2, kMaxNodes));
+  const auto gpus = static_cast<uint32_t>(d.between(0, kMaxGpus));
   std::ostringstream t;
-  t << "# Drawn by tensorwire check --swarm (seed " << seed << ", size " << d.size() << ").\n"
-    << "name = \"swarm-" << seed << "\"\nseed = " << d.between(1, 1u << 30) << "\n";
+  t << "seed = " << d.between(1, 1u << 30) << "\n";
   write_cluster(d, nodes, gpus, t);
   t << "[protocol]\nname = \"realm_collective_broadcast\"\n"
     << "[workload]\nkind = \"broadcast\"\nsource = \"" << draw_memory(d, nodes, gpus) << "\"\n";
-  write_destinations(d, nodes, gpus, t);
   t << "algorithm = \"" << kAlgorithms[d.index_below(std::size(kAlgorithms))]
     << "\"\nradix_inter = " << d.between(1, 3) << "\nradix_intra = " << d.between(0, 3) << "\n";
   write_chunks(d, t);
+  // Last: a shorter list leaves every other draw as it was (shrinking).
+  write_destinations(d, nodes, gpus, t);
   return t.str();
 }
 
 }  // namespace
 
-std::string draw_swarm_scenario(uint64_t seed, uint32_t size) {
-  return swarm_scenario_text(seed, size, [seed](SwarmDraw& d) { return draw_scenario(d, seed); });
-}
+std::string draw_swarm_scenario(SwarmDraw& d) { return draw_scenario(d); }
 
 }  // namespace tensorwire::collectives

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/assert.h"
-#include "core/protocols/swarm_draw.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_memory_mgr.h"
 
 namespace tensorwire::tf_verbs {
@@ -20,6 +19,8 @@ constexpr NumericType kNumericTypes[] = {{"float32", 4}, {"float16", 2}, {"bfloa
                                          {"float64", 8}, {"int32", 4},   {"int64", 8},
                                          {"uint8", 1},   {"bool", 1}};
 constexpr std::string_view kOrders[] = {"recv_first", "send_first", "same_time"};
+constexpr uint32_t kMaxNodes = 4;
+constexpr uint32_t kMaxSteps = 4;
 
 // A tensor's meta-data as it stands at some step.
 struct MetaData {
@@ -126,13 +127,17 @@ std::string draw_change(SwarmDraw& d, const DrawnTensor& t, MetaData& m) {
 
 void write_cluster(SwarmDraw& d, uint32_t nodes, uint32_t gpus, std::ostream& t) {
   t << "[cluster]\nnodes = " << nodes << "\ngpus_per_node = " << gpus << "\ngpu_direct = ";
-  if (gpus > 0 && d.one_in(3)) {
+  // As many picks whatever `nodes` is: a smaller cluster leaves later draws as they were.
+  const bool per_node = d.one_in(3) && gpus > 0;
+  bool direct[kMaxNodes];
+  for (bool& b : direct) b = d.one_in(2);
+  if (per_node) {
     // Per node: some GPUs the NIC reaches, some it does not (the proxy path).
     t << "[";
-    for (uint32_t n = 0; n < nodes; ++n) t << (n > 0 ? ", " : "") << (d.one_in(2) ? "true" : "false");
+    for (uint32_t n = 0; n < nodes; ++n) t << (n > 0 ? ", " : "") << (direct[n] ? "true" : "false");
     t << "]\n";
   } else {
-    t << (d.one_in(2) ? "true" : "false") << "\n";
+    t << (direct[0] ? "true" : "false") << "\n";
   }
   if (d.one_in(4)) t << "send_queue_depth = " << d.between(1, 4) << "\n";
 }
@@ -158,43 +163,43 @@ void write_tensor(SwarmDraw& d, uint32_t index, const DrawnTensor& x, std::ostre
   }
 }
 
-// Between steps, each tensor changes with probability 1/3.
-void write_changes(SwarmDraw& d, uint32_t steps, std::vector<DrawnTensor>& tensors,
+// Tensor `index`'s changes: at each step from 2 on, with probability 1/3.
+// Drawn for every step up to kMaxSteps and left out past `steps`, and right
+// after the tensor, so that fewer steps or fewer tensors leave the other
+// tensors' draws as they were (how shrinking finds a smaller scenario).
+void write_changes(SwarmDraw& d, uint32_t steps, uint32_t index, DrawnTensor& x,
                    std::ostream& t) {
-  for (uint32_t step = 2; step <= steps; ++step) {
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      if (!d.one_in(3)) continue;
-      t << "[[workload.change]]\nstep = " << step << "\ntensor = \"t" << i << "\"\n"
-        << draw_change(d, tensors[i], tensors[i].meta);
-    }
+  for (uint32_t step = 2; step <= kMaxSteps; ++step) {
+    if (!d.one_in(3)) continue;
+    const std::string keys = draw_change(d, x, x.meta);
+    if (step > steps) continue;
+    t << "[[workload.change]]\nstep = " << step << "\ntensor = \"t" << index << "\"\n" << keys;
   }
 }
 
-std::string draw_scenario(SwarmDraw& d, uint64_t seed) {
-  const auto nodes = static_cast<uint32_t>(d.up_to_sized(2, 4));
+std::string draw_scenario(SwarmDraw& d) {
+  const auto nodes = static_cast<uint32_t>(d.up_to_sized(2, kMaxNodes));
   const auto gpus = static_cast<uint32_t>(d.between(0, 2));
-  const auto steps = static_cast<uint32_t>(d.up_to_sized(1, 4));
+  const auto steps = static_cast<uint32_t>(d.up_to_sized(1, kMaxSteps));
   const auto count = static_cast<uint32_t>(d.up_to_sized(1, 5));
   std::ostringstream t;
-  t << "# Drawn by tensorwire check --swarm (seed " << seed << ", size " << d.size() << ").\n"
-    << "name = \"swarm-" << seed << "\"\nseed = " << d.between(1, 1u << 30) << "\n";
+  t << "seed = " << d.between(1, 1u << 30) << "\n";
   write_cluster(d, nodes, gpus, t);
   write_protocol(d, t);
   t << "[workload]\nkind = \"tensors\"\nsteps = " << steps << "\n";
   if (d.one_in(4)) t << "compute = \"" << d.between(1, 5) << "us\"\n";
-  std::vector<DrawnTensor> tensors;
+  std::ostringstream changes;
   for (uint32_t i = 0; i < count; ++i) {
-    tensors.push_back(draw_tensor(d, nodes, gpus));
-    write_tensor(d, i, tensors.back(), t);
+    DrawnTensor x = draw_tensor(d, nodes, gpus);
+    write_tensor(d, i, x, t);
+    write_changes(d, steps, i, x, changes);
   }
-  write_changes(d, steps, tensors, t);
+  t << changes.str();
   return t.str();
 }
 
 }  // namespace
 
-std::string draw_swarm_scenario(uint64_t seed, uint32_t size) {
-  return swarm_scenario_text(seed, size, [seed](SwarmDraw& d) { return draw_scenario(d, seed); });
-}
+std::string draw_swarm_scenario(SwarmDraw& d) { return draw_scenario(d); }
 
 }  // namespace tensorwire::tf_verbs

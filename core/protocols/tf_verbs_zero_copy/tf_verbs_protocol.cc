@@ -87,8 +87,8 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
   // A point-to-point protocol: make_rendezvous is how it runs.
   const CollectiveProtocol* collective() const override { return nullptr; }
 
-  std::string draw_swarm_scenario(uint64_t seed, uint32_t size) const override {
-    return tf_verbs::draw_swarm_scenario(seed, size);
+  std::string draw_swarm_scenario(SwarmDraw& draw) const override {
+    return tf_verbs::draw_swarm_scenario(draw);
   }
 };
 
