@@ -689,6 +689,18 @@ TEST_F(TensorwireCli, CheckExploresABroadcastWithItsOwnInvariants) {
 
 const std::string kModel2x3 = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_2x3.toml";
 
+// What `check --swarm` says of each scenario: "swarm-SEED (size Z): ..." of
+// its "[i/N] " line.
+std::vector<std::string> swarm_lines(const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find("] swarm-");
+    if (line.rfind('[', 0) == 0 && at != std::string::npos) lines.push_back(line.substr(at + 2));
+  }
+  return lines;
+}
+
 // --swarm: the scenario names the protocol; it draws the scenarios checked.
 TEST_F(TensorwireCli, CheckSwarmFindsNothingInTheCorrectProtocolsAndIsDeterministic) {
   for (const std::string& scenario : {kModel2x3, kModelBroadcast}) {
@@ -702,6 +714,12 @@ TEST_F(TensorwireCli, CheckSwarmFindsNothingInTheCorrectProtocolsAndIsDeterminis
     const CliRun other = run("check " + quoted(scenario) + " --swarm 8 --max-schedules 20 --seed 6");
     EXPECT_EQ(other.exit_code, 0) << other.out << other.err;
     EXPECT_NE(other.out.substr(other.out.find('\n')), r.out.substr(r.out.find('\n')));
+    // Scenario i does not depend on N: a shorter swarm checks the first ones.
+    const CliRun shorter = run("check " + quoted(scenario) + " --swarm 3 --max-schedules 20 --seed 5");
+    const std::vector<std::string> eight = swarm_lines(r.out);
+    ASSERT_EQ(eight.size(), 8u) << r.out;
+    EXPECT_EQ(swarm_lines(shorter.out), std::vector<std::string>(eight.begin(), eight.begin() + 3))
+        << shorter.out << r.out;
   }
   // dfs: a drawn scenario not explored to the end makes it exit 4, as check does.
   const CliRun dfs = run("check " + quoted(kModel2x3) + " --swarm 10 --strategy dfs --max-schedules 3");
