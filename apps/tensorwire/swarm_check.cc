@@ -197,7 +197,7 @@ SwarmDrawKey swarm_draw_key(uint64_t swarm_seed, uint64_t index) {
 void add_swarm_option(CLI::App& check, CheckArgs& args) {
   check.add_option("--swarm", args.swarm,
                    "Check N small scenarios the protocol of SCENARIO draws (seeded by --seed; "
-                   "--max-schedules each); the first violation is written as "
+                   "--max-schedules each); the first violation's scenario is shrunk and written as "
                    "PREFIX.scenario.toml beside PREFIX.schedule")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32))
       ->type_name("N");
