@@ -13,6 +13,7 @@
 #include "apps/tensorwire/output_file.h"
 #include "apps/tensorwire/run_command.h"
 #include "apps/tensorwire/scenario_argument.h"
+#include "apps/tensorwire/swarm_check.h"
 #include "core/protocols/protocol_registry.h"
 #include "model/counterexample_shrinker.h"
 #include "model/explorer.h"
@@ -171,10 +172,9 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
       ->type_name("K");
   add_plant_bug_option(*check, args);
   add_memory_limit_option(*check, args.memory_limit);
+  add_swarm_option(*check, args);
   return check;
 }
-
-namespace {
 
 model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scenario) {
   model::CheckOptions options;
@@ -189,6 +189,8 @@ model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scen
                                               : model::CheckStrategy::kRandom;
   return options;
 }
+
+namespace {
 
 // The scenario as the checker runs it: its name and a hash of its file's
 // bytes, recorded in a schedule file and compared on --replay.
@@ -420,6 +422,7 @@ bool faults_fit_protocol(const CheckArgs& args, const Scenario& scenario, std::o
 
 int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress) {
   if (!flags_fit_strategy(args, err)) return kExitBadInput;
+  if (args.swarm > 0) return swarm_check(args, out, err);
   std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
   if (!loaded) return kExitBadInput;
   Scenario& scenario = *loaded;

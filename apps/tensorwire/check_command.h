@@ -1,6 +1,6 @@
 // `tensorwire check SCENARIO [--strategy dfs|random|pct] [--max-schedules N]
 // [--seed N] [--pct-depth D] [--replay FILE] [--out PREFIX] [--plant-bug NAME]
-// [--faults LIST] [--max-faults K] [--memory-limit SIZE] [--no-shrink]`: explore the
+// [--faults LIST] [--max-faults K] [--memory-limit SIZE] [--no-shrink] [--swarm N]`: explore the
 // orders in which a scenario's same-time events can run (model/explorer.h).
 // A counterexample found by a search is shrunk (model/counterexample_shrinker.h)
 // before it is written; the one found is kept beside it.
@@ -15,6 +15,9 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "model/explorer.h"
+#include "scenario/scenario.h"
 
 namespace tensorwire::app {
 
@@ -34,9 +37,12 @@ struct CheckArgs {
   bool exact = false;              // dfs: cut at seen states only where no order is lost
   bool no_shrink = false;          // write the counterexample as found, not shrunk
   std::string memory_limit;        // --memory-limit as typed (checked); empty: the default
+  uint64_t swarm = 0;              // --swarm N: check N scenarios the protocol draws (swarm_check.h)
 };
 
 CLI::App* add_check_command(CLI::App& app, CheckArgs& args);
 int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress);
+// The checker's options the flags ask for, on `scenario` (its seed unless --seed).
+model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scenario);
 
 }  // namespace tensorwire::app

@@ -23,6 +23,8 @@
 
 namespace tensorwire {
 
+class SwarmDraw;  // core/protocols/swarm_draw.h
+
 // How a protocol meets a workload: point to point (Send/Recv between pairs of
 // ranks, through a Rendezvous per rank) or collective (one operation over
 // many ranks, planned as a whole).
@@ -84,6 +86,13 @@ class ProtocolDescriptor {
   // operation in a backend's world (core/collective.h). nullptr for
   // point-to-point protocols; never nullptr for collective ones.
   virtual const CollectiveProtocol* collective() const = 0;
+
+  // Swarm testing (`tensorwire check --swarm`): a small scenario of this
+  // protocol, as the text of a scenario file (all but its name) that loads
+  // and runs, made from `draw`'s picks alone: the same picks give the same
+  // text, smaller picks a smaller scenario (core/protocols/swarm_draw.h
+  // seeds, names and shrinks it). Empty: the protocol draws none.
+  virtual std::string draw_swarm_scenario(SwarmDraw& /*draw*/) const { return {}; }
 };
 
 }  // namespace tensorwire

@@ -795,6 +795,109 @@ TEST_F(TensorwireCli, CheckExploresABroadcastWithItsOwnInvariants) {
   EXPECT_TRUE(contains(replay.out, "freed while its consumer")) << replay.out;
 }
 
+const std::string kModel2x3 = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_2x3.toml";
+
+// What `check --swarm` says of each scenario: "swarm-SEED (size Z): ..." of
+// its "[i/N] " line.
+std::vector<std::string> swarm_lines(const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find("] swarm-");
+    if (line.rfind('[', 0) == 0 && at != std::string::npos) lines.push_back(line.substr(at + 2));
+  }
+  return lines;
+}
+
+// --swarm: the scenario names the protocol; it draws the scenarios checked.
+TEST_F(TensorwireCli, CheckSwarmFindsNothingInTheCorrectProtocolsAndIsDeterministic) {
+  for (const std::string& scenario : {kModel2x3, kModelBroadcast}) {
+    const CliRun r = run("check " + quoted(scenario) + " --swarm 8 --max-schedules 20 --seed 5");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, " --swarm 8 --strategy random --seed 5 --max-schedules 20\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "[8/8] swarm-")) << r.out;
+    EXPECT_TRUE(contains(r.out, "swarm: 8 scenarios checked, 160 schedules, no violation\n")) << r.out;
+    // The same seed draws and checks the same scenarios; another seed others.
+    EXPECT_EQ(run("check " + quoted(scenario) + " --swarm 8 --max-schedules 20 --seed 5").out, r.out);
+    const CliRun other = run("check " + quoted(scenario) + " --swarm 8 --max-schedules 20 --seed 6");
+    EXPECT_EQ(other.exit_code, 0) << other.out << other.err;
+    EXPECT_NE(other.out.substr(other.out.find('\n')), r.out.substr(r.out.find('\n')));
+    // Scenario i does not depend on N: a shorter swarm checks the first ones.
+    const CliRun shorter = run("check " + quoted(scenario) + " --swarm 3 --max-schedules 20 --seed 5");
+    const std::vector<std::string> eight = swarm_lines(r.out);
+    ASSERT_EQ(eight.size(), 8u) << r.out;
+    EXPECT_EQ(swarm_lines(shorter.out), std::vector<std::string>(eight.begin(), eight.begin() + 3))
+        << shorter.out << r.out;
+  }
+  // dfs: a drawn scenario not explored to the end makes it exit 4, as check does.
+  const CliRun dfs = run("check " + quoted(kModel2x3) + " --swarm 10 --strategy dfs --max-schedules 3");
+  EXPECT_EQ(dfs.exit_code, 4) << dfs.out << dfs.err;
+  EXPECT_TRUE(contains(dfs.out, "explored exhaustively")) << dfs.out;
+}
+
+// ignore_proto_size needs a string tensor whose string size changes: the
+// shipped model scenario never has one, the swarm draws one.
+TEST_F(TensorwireCli, CheckSwarmFindsABugTheModelScenarioMissesAndItReplays) {
+  const CliRun model = run("check " + quoted(kModel2x3) +
+                           " --plant-bug ignore_proto_size --max-schedules 300 --out " +
+                           quoted(path("model").string()));
+  EXPECT_EQ(model.exit_code, 0) << model.out << model.err;
+  const std::string prefix = path("sw").string();
+  const CliRun r = run("check " + quoted(kModel2x3) + " --swarm 100 --max-schedules 100 --seed 1 " +
+                       "--plant-bug ignore_proto_size --out " + quoted(prefix));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "swarm: violation in scenario ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "shrunk in ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "safety violation")) << r.out;
+  const std::string scenario = read_file(prefix + ".scenario.toml");
+  EXPECT_TRUE(contains(scenario, "dtype = \"string\"")) << scenario;
+  EXPECT_TRUE(contains(scenario, "[[workload.change]]")) << scenario;
+  // The schedule names the scenario file and its hash: replay from the two.
+  const std::string schedule = read_file(prefix + ".schedule");
+  EXPECT_TRUE(contains(schedule, "scenario " + prefix + ".scenario.toml\n")) << schedule;
+  EXPECT_TRUE(contains(schedule, "planted_bug ignore_proto_size\n")) << schedule;
+  const CliRun replay = run("check " + quoted(prefix + ".scenario.toml") + " --replay " +
+                            quoted(prefix + ".schedule") + " --out " + quoted(path("again").string()));
+  EXPECT_EQ(replay.exit_code, 1) << replay.out << replay.err;
+  EXPECT_TRUE(contains(replay.out, "replayed: safety violation")) << replay.out;
+  // The replay names the same problems the swarm's counterexample did.
+  const size_t failing = r.out.rfind("failing schedule:");
+  ASSERT_NE(failing, std::string::npos) << r.out;
+  const size_t line = r.out.find('\n', failing) + 1;
+  const std::string problem = r.out.substr(line, r.out.find('\n', line) + 1 - line);
+  EXPECT_TRUE(contains(problem, "  ")) << r.out;
+  EXPECT_TRUE(contains(replay.out, problem)) << problem << replay.out;
+}
+
+TEST_F(TensorwireCli, CheckSwarmFindsABroadcastBugWithTheScenarioBesideTheSchedule) {
+  const std::string prefix = path("bc").string();
+  const CliRun r = run("check " + quoted(kModelBroadcast) + " --swarm 100 --max-schedules 100 " +
+                       "--seed 1 --plant-bug max_consumer_read --out " + quoted(prefix));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(read_file(prefix + ".scenario.toml"), "kind = \"broadcast\"\n"));
+  const CliRun replay = run("check " + quoted(prefix + ".scenario.toml") + " --replay " +
+                            quoted(prefix + ".schedule") + " --out " + quoted(path("again").string()));
+  EXPECT_EQ(replay.exit_code, 1) << replay.out << replay.err;
+}
+
+TEST_F(TensorwireCli, CheckSwarmRefusesFlagsThatDoNotFit) {
+  std::ofstream(path("c.toml")) << kCheckScenario;
+  const std::string c = quoted(path("c.toml").string());
+  EXPECT_EQ(run("check " + c + " --swarm 0").exit_code, 2);
+  const CliRun replay = run("check " + c + " --swarm 3 --replay " + c);
+  EXPECT_EQ(replay.exit_code, 2);
+  EXPECT_TRUE(contains(replay.err, "does not go with --swarm")) << replay.err;
+  const CliRun bug = run("check " + c + " --swarm 3 --plant-bug max_consumer_read");
+  EXPECT_EQ(bug.exit_code, 2);
+  EXPECT_TRUE(contains(bug.err, "is not a bug of protocol \"tf_verbs_zero_copy\"")) << bug.err;
+  // PREFIX.scenario.toml would overwrite the scenario given.
+  std::ofstream(path("x.scenario.toml")) << kCheckScenario;
+  const CliRun overwrite = run("check " + quoted(path("x.scenario.toml").string()) + " --swarm 3 --out " +
+                               quoted(path("x").string()));
+  EXPECT_EQ(overwrite.exit_code, 2) << overwrite.out;
+  EXPECT_TRUE(contains(overwrite.err, "x.scenario.toml")) << overwrite.err;
+}
+
 TEST_F(TensorwireCli, CompareSetsTwoRunsSideBySidePerStepAndTensor) {
   const std::string a = path("a.json").string();
   const std::string b = path("b.json").string();

@@ -225,5 +225,55 @@ shape = [1024]
   EXPECT_EQ(check(s, o).outcome, CheckOutcome::kNothingFound);
 }
 
+// ignore_proto_size needs what the zoo scenario above lacks: a string tensor
+// whose string size changes while its shape does not. The sender then writes
+// the larger proto into the receiver's old proto buffer.
+TEST(BugZooStrings, AStringSizeChangeTheSenderMissesIsFound) {
+  Scenario s = load_scenario_string(R"(
+name = "strings"
+[cluster]
+nodes = 2
+[workload]
+kind = "tensors"
+steps = 2
+[[workload.tensor]]
+name = "s"
+src = 0
+dst = 1
+dtype = "string"
+shape = [4]
+string_bytes = 8
+[[workload.change]]
+step = 2
+tensor = "s"
+string_bytes = 40
+)", "strings.toml");
+  CheckOptions o;
+  o.strategy = CheckStrategy::kRandom;
+  o.max_schedules = 50;
+  EXPECT_EQ(check(s, o).outcome, CheckOutcome::kNothingFound);
+  tf_verbs::options_of(s.protocol.options).planted_bug = PlantedBug::kIgnoreProtoSize;
+  const CheckReport r = check(s, o);
+  ASSERT_EQ(r.outcome, CheckOutcome::kSafety);
+  ASSERT_FALSE(r.counterexample->problems.empty());
+  // Without the size change the bug has nothing to miss.
+  Scenario same = load_scenario_string(R"(
+name = "same"
+[cluster]
+nodes = 2
+[workload]
+kind = "tensors"
+steps = 2
+[[workload.tensor]]
+name = "s"
+src = 0
+dst = 1
+dtype = "string"
+shape = [4]
+)", "same.toml");
+  tf_verbs::options_of(same.protocol.options).planted_bug = PlantedBug::kIgnoreProtoSize;
+  EXPECT_EQ(check(same, o).outcome, CheckOutcome::kNothingFound);
+}
+
 }  // namespace
 }  // namespace tensorwire::model

@@ -4,6 +4,7 @@
 #include "core/protocols/realm_broadcast/broadcast_coverage.h"
 #include "core/protocols/realm_broadcast/broadcast_run.h"
 #include "core/protocols/realm_broadcast/broadcast_workload.h"
+#include "core/protocols/realm_broadcast/swarm_scenario.h"
 
 namespace tensorwire::collectives {
 namespace {
@@ -83,6 +84,9 @@ class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
     return nullptr;
   }
   const CollectiveProtocol* collective() const override { return &collective_; }
+  std::string draw_swarm_scenario(SwarmDraw& draw) const override {
+    return collectives::draw_swarm_scenario(draw);
+  }
 
  private:
   RealmBroadcastCollective collective_;

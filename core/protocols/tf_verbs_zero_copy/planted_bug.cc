@@ -17,6 +17,7 @@ const char* planted_bug_name(PlantedBug bug) {
     case PlantedBug::kPoolOverlap: return "pool_overlap";
     case PlantedBug::kFreeOnWithdraw: return "free_on_withdraw";
     case PlantedBug::kWriteBeforeStagingCopy: return "write_before_staging_copy";
+    case PlantedBug::kIgnoreProtoSize: return "ignore_proto_size";
   }
   return "?";
 }

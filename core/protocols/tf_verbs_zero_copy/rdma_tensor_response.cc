@@ -49,6 +49,13 @@ void RdmaTensorResponse::Start(std::shared_ptr<SentTensor> sent) {
   // A request without destination is a first-time request: the requester has
   // no meta-data yet.
   bool direct = remote_addr_ != 0 && requested_meta_ == meta_;
+  if (env_.options().planted_bug == PlantedBug::kIgnoreProtoSize && remote_addr_ != 0) {
+    // Planted: dtype, shape and is_dead alone decide, as if a string
+    // tensor's serialized size could not change with them unchanged.
+    direct = requested_meta_.data_type == meta_.data_type &&
+             requested_meta_.tensor_shape == meta_.tensor_shape &&
+             requested_meta_.is_dead == meta_.is_dead;
+  }
   Status st = prepare_content(direct);
   if (!st.is_ok()) {
     send_error(Status(st.code(), "sender cannot serve '" + name_ + "': " + st.message()));

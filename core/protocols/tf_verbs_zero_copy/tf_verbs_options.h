@@ -31,6 +31,9 @@ enum class PlantedBug : uint8_t {
   kFreeOnWithdraw,          // a withdrawing Recv frees its destination before the peer confirms
   // A producer/consumer race between the copy engine and the NIC:
   kWriteBeforeStagingCopy,  // the write from a GPU's staging copy is posted before the copy finished
+  // Reached only with a string tensor whose string size changes while its
+  // shape does not (model_strings.toml has one; `check --swarm` draws them):
+  kIgnoreProtoSize,         // the sender misses a string tensor's new proto_size: no update
 };
 
 const char* planted_bug_name(PlantedBug bug);
@@ -43,7 +46,8 @@ inline constexpr PlantedBug kPlantedBugs[] = {
     PlantedBug::kNoReallocOnSizeChange, PlantedBug::kDestroyResponseEarly,
     PlantedBug::kUnregisteredSource,    PlantedBug::kSendDoneBeforeWrite,
     PlantedBug::kDeregisterSourceEarly, PlantedBug::kPoolOverlap,
-    PlantedBug::kFreeOnWithdraw,        PlantedBug::kWriteBeforeStagingCopy};
+    PlantedBug::kFreeOnWithdraw,        PlantedBug::kWriteBeforeStagingCopy,
+    PlantedBug::kIgnoreProtoSize};
 
 // The most control_ring_size a scenario may ask for: the simulator's
 // timing-only mode gives bytes to buffers up to 8 MiB, which holds a ring this

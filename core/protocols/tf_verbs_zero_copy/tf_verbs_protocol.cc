@@ -5,6 +5,7 @@
 
 #include "core/assert.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
+#include "core/protocols/tf_verbs_zero_copy/swarm_scenario.h"
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_invariants.h"
 
 namespace tensorwire::tf_verbs {
@@ -89,6 +90,10 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
 
   // A point-to-point protocol: make_rendezvous is how it runs.
   const CollectiveProtocol* collective() const override { return nullptr; }
+
+  std::string draw_swarm_scenario(SwarmDraw& draw) const override {
+    return tf_verbs::draw_swarm_scenario(draw);
+  }
 };
 
 }  // namespace
