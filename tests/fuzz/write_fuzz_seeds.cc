@@ -105,6 +105,10 @@ void collective_messages() {
                                       .copy = 5, .bytes_read = 4096};
   const auto b = read.encode();
   write_with_variants("collective_message", "bytes-read", Bytes(b.begin(), b.end()));
+  collectives::CollectiveMessage abort{.type = collectives::CollectiveMessageType::kAbort,
+                                       .failed_rank = 1, .reason = StatusCode::kQpError};
+  const auto a = abort.encode();
+  write_with_variants("collective_message", "abort", Bytes(a.begin(), a.end()));
 }
 
 // The target's input: world size (u16, big-endian), expected sequence (u32,

@@ -287,11 +287,50 @@ bool TransferOperation::finished() const {
 }
 
 void TransferOperation::fail(Status status) {
+  TW_ASSERT_MSG(!status.is_ok(), "a failure is an error");
+  CollectiveMessage abort;
+  abort.type = CollectiveMessageType::kAbort;
+  abort.failed_rank = my_rank();
+  abort.reason = status.code();
+  end_part(std::move(status), abort, std::nullopt);
+}
+
+// The first error ends this rank's part. A part that ends unfinished leaves
+// its peers waiting for bytes, signals and room it will never give: each is
+// told ABORT (who failed first and why), but the one that told this rank.
+// What was still queued for them is dropped: after the ABORT nothing matters.
+// A part that had finished owes its peers nothing (its writes acknowledged,
+// its destinations full, its readers done), so they are left to finish.
+void TransferOperation::end_part(Status status, const CollectiveMessage& abort,
+                                 std::optional<RankId> told_by) {
   if (!status_.is_ok()) return;
+  const bool part_was_finished = finished();
   coverage_.count(BroadcastPath::kRankFailed);
   status_ = std::move(status);
   env_.trace.instant("rank " + std::to_string(my_rank()) + "/collective", "error",
                      env_.clock.now_ns(), status_.to_string());
+  if (part_was_finished) return;
+  for (auto& [peer, p] : peers_) {
+    p.backlog.clear();
+    p.pending.clear();
+    // A post that fails here (the queue pair to that peer broke) reaches
+    // fail(), which the error above already makes a no-op.
+    if (peer != told_by) send_message(peer, abort);
+  }
+}
+
+void TransferOperation::on_abort(RankId peer, const CollectiveMessage& abort) {
+  const std::string failed = std::to_string(abort.failed_rank);
+  if (abort.failed_rank >= topology_.cluster().nodes || abort.failed_rank == my_rank()) {
+    fail({StatusCode::kMalformedMessage, "ABORT from rank " + std::to_string(peer) + " names rank " +
+                                             failed + ", not another rank of this broadcast"});
+    return;
+  }
+  if (finished()) return;  // nothing is left here that the failure could stop
+  end_part({StatusCode::kAborted, "rank " + std::to_string(peer) + " passed on that rank " + failed +
+                                      " failed (" + status_code_name(abort.reason) +
+                                      "): the broadcast cannot complete"},
+           abort, peer);
 }
 
 uint64_t TransferOperation::downstream_limit(uint32_t copy) const {
@@ -355,20 +394,8 @@ void TransferOperation::try_issue(uint32_t copy) {
     }
     coverage_.count(c.hop.network ? BroadcastPath::kNetworkChunk : BroadcastPath::kLocalChunk);
     if (c.hop.network) {
-      SendWorkRequest wr;
-      wr.wr_id = make_wr_id(WrKind::kChunkWrite, c.hop.to.node, copy);
-      wr.opcode = WorkOpcode::kRdmaWriteWithImm;
-      wr.local = Sge{in.mem.addr + off_in, static_cast<uint32_t>(len), in.lkey};
-      wr.remote_addr = s.remote_addr + off_out;
-      wr.rkey = s.rkey;
-      wr.imm_data = copy;
-      post_or_queue(c.hop.to.node, wr);
-      if (bug_ == PlantedCollectiveBug::kReadReportedAtIssue && graph_.buffers[c.from].role == BufferRole::kIB) {
-        // The ring bytes count as read once the write is posted: the producer
-        // may refill them while the NIC still reads them.
-        in.consumer_read[s.in_consumer_index] = s.issued;
-        on_read_progress(c.from);
-      }
+      write_chunk(copy, off_in, off_out, len);
+      if (!status_.is_ok()) return;  // the post failed: the part is over
     } else {
       const BufferState& out = buffers_.at(c.to);
       Status st = env_.copy_engine.submit(out.mem, off_out, in.mem, off_in, len,
@@ -381,6 +408,28 @@ void TransferOperation::try_issue(uint32_t copy) {
   }
   if (s.inflight.size() >= options_.max_inflight_chunks && s.issued < total) {
     coverage_.count(BroadcastPath::kInflightLimit);
+  }
+}
+
+// Posts a chunk of a network copy: an RDMA write with the copy id as its
+// immediate, from the input's ring offset to the target's.
+void TransferOperation::write_chunk(uint32_t copy, uint64_t off_in, uint64_t off_out, uint64_t len) {
+  const TransferCopy& c = graph_.copies[copy];
+  CopyState& s = copies_.at(copy);
+  BufferState& in = buffers_.at(c.from);
+  SendWorkRequest wr;
+  wr.wr_id = make_wr_id(WrKind::kChunkWrite, c.hop.to.node, copy);
+  wr.opcode = WorkOpcode::kRdmaWriteWithImm;
+  wr.local = Sge{in.mem.addr + off_in, static_cast<uint32_t>(len), in.lkey};
+  wr.remote_addr = s.remote_addr + off_out;
+  wr.rkey = s.rkey;
+  wr.imm_data = copy;
+  post_or_queue(c.hop.to.node, wr);
+  if (bug_ == PlantedCollectiveBug::kReadReportedAtIssue && graph_.buffers[c.from].role == BufferRole::kIB) {
+    // The ring bytes count as read once the write is posted: the producer
+    // may refill them while the NIC still reads them.
+    in.consumer_read[s.in_consumer_index] = s.issued;
+    on_read_progress(c.from);
   }
 }
 
@@ -526,6 +575,10 @@ void TransferOperation::on_message(RankId peer, std::span<const std::byte> bytes
   }
   const CollectiveMessage& m = *decoded;
   coverage_.count_received(m.type);
+  if (m.type == CollectiveMessageType::kAbort) {
+    on_abort(peer, m);
+    return;
+  }
   const std::string where = "message from rank " + std::to_string(peer) + " for copy " +
                             std::to_string(m.copy) + ": ";
   if (m.copy >= graph_.copies.size()) {

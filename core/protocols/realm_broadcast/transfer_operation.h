@@ -11,6 +11,11 @@
 // feeds others (an entry buffer) is signalled like an IB buffer but holds the
 // whole message, so its producer never waits for room, and it is never freed.
 //
+// A rank whose part fails before it finished (a failed completion, a
+// malformed message) tells every peer ABORT; a peer that has not finished
+// ends its part with kAborted and tells its own peers, so every live rank
+// connected to the failure ends with an error instead of waiting for ever.
+//
 // Single-threaded and event-driven: everything happens in NIC completions,
 // copy-engine callbacks and start().
 #pragma once
@@ -52,7 +57,8 @@ class TransferOperation {
 
   // Every copy this rank runs has finished and every destination on it is full.
   bool finished() const;
-  // The first error (a failed completion, a malformed message); ok otherwise.
+  // The first error (a failed completion, a malformed message, a peer's
+  // ABORT: kAborted); ok otherwise.
   const Status& status() const { return status_; }
 
   // When each destination on this rank held every byte.
@@ -104,6 +110,7 @@ class TransferOperation {
   void on_write_landed(RankId peer, uint32_t copy, uint32_t bytes);
   void on_chunk_complete(uint32_t copy, Status status);
   void try_issue(uint32_t copy);
+  void write_chunk(uint32_t copy, uint64_t off_in, uint64_t off_out, uint64_t len);
   void on_written(uint32_t buffer);
   void on_read_progress(uint32_t buffer);
   void finish_copy(uint32_t copy);
@@ -111,6 +118,8 @@ class TransferOperation {
   void post_or_queue(RankId peer, const SendWorkRequest& wr);
   void flush_pending(RankId peer);
   void fail(Status status);
+  void on_abort(RankId peer, const CollectiveMessage& abort);
+  void end_part(Status status, const CollectiveMessage& abort, std::optional<RankId> told_by);
   uint64_t downstream_limit(uint32_t copy) const;
   uint32_t my_rank() const { return env_.nic.rank(); }
   bool mine(uint32_t buffer) const;

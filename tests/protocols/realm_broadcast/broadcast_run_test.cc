@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <span>
+
 #include "backend_sim/simulator.h"
 #include "core/protocols/realm_broadcast/broadcast_invariants.h"
 #include "core/protocols/realm_broadcast/collective_message.h"
@@ -191,6 +194,107 @@ TEST(BroadcastRun, ARankThatCrashesMidwayFailsItsPeersWithAnErrorNotAHang) {
   EXPECT_FALSE(run.ops[0]->status().is_ok());
   EXPECT_NE(run.ops[0]->status().to_string().find("rank 1"), std::string::npos)
       << run.ops[0]->status().to_string();
+}
+
+// Does rank `a` run a network copy to rank `b`, or `b` to `a`?
+bool peers_in_plan(const TransferGraph& graph, RankId a, RankId b) {
+  for (const TransferCopy& c : graph.copies) {
+    if (!c.hop.network) continue;
+    if ((c.rank() == a && c.hop.to.node == b) || (c.rank() == b && c.hop.to.node == a)) return true;
+  }
+  return false;
+}
+
+// A radix-2 tree over four nodes: 0 feeds 1 and 2, 1 feeds 3. When the queue
+// pair between 0 and 1 breaks, 0 and 1 fail with the QP error; 2 and 3 are
+// told (ABORT) and end with kAborted, 3 through 1, as it has no queue pair to
+// 0: no live rank is left waiting, and no invariant breaks on the way.
+TEST(BroadcastRun, ABrokenQueuePairEndsEveryRankWithAnErrorPassedOnByAbort) {
+  BroadcastOptions o;
+  o.algorithm = BroadcastAlgorithm::kRadixTree;
+  o.radix_inter = 2;
+  DirectRun run(broadcast_scenario(4, 0, 64 << 20, MemoryId::host(0),
+                                   {MemoryId::host(1), MemoryId::host(2), MemoryId::host(3)}, o, false));
+  ASSERT_TRUE(peers_in_plan(run.graph, 1, 3));
+  ASSERT_FALSE(peers_in_plan(run.graph, 0, 3)) << "rank 3 must hear of the failure through rank 1";
+  run.simulator.run_until(1'000'000);  // 1 ms: well inside the transfer
+  for (const auto& op : run.ops) ASSERT_FALSE(op->finished());
+  run.simulator.break_queue_pair(0, 1);
+  run.simulator.run();
+  EXPECT_EQ(run.ops[0]->status().code(), StatusCode::kQpError) << run.ops[0]->status().to_string();
+  EXPECT_EQ(run.ops[1]->status().code(), StatusCode::kQpError) << run.ops[1]->status().to_string();
+  for (RankId r : {2u, 3u}) {
+    const Status& st = run.ops[r]->status();
+    EXPECT_EQ(st.code(), StatusCode::kAborted) << r << ": " << st.to_string();
+    EXPECT_NE(st.message().find("failed (QP_ERROR)"), std::string::npos) << st.message();
+  }
+  EXPECT_NE(run.ops[3]->status().message().find("rank 1 passed on"), std::string::npos)
+      << run.ops[3]->status().message();
+  EXPECT_TRUE(run.invariants.ok()) << run.invariants.violations().front();
+  const size_t abort = static_cast<size_t>(CollectiveMessageType::kAbort) - 1;
+  uint64_t aborts_sent = 0;
+  uint64_t aborts_received = 0;
+  for (const auto& op : run.ops) {
+    aborts_sent += op->coverage_counts().sent[abort];
+    aborts_received += op->coverage_counts().received[abort];
+  }
+  EXPECT_GE(aborts_received, 2u);
+  EXPECT_GE(aborts_sent, aborts_received);
+}
+
+// Posts `bytes` as a message from rank `from` to rank `to`, beside the
+// transfer operations (a misbehaving or stale peer).
+void send_raw(DirectRun& run, RankId from, RankId to, std::span<const std::byte> bytes) {
+  RankEnv env = run.simulator.env(from);
+  Buffer slot = *env.memory.allocate(MemoryKind::kHostPinned, 0, bytes.size());
+  MemoryRegion region = *env.nic.register_memory(slot, Access::kNone);
+  ASSERT_TRUE(env.memory.write_bytes(slot, 0, bytes).is_ok());
+  SendWorkRequest wr;
+  wr.wr_id = 43;
+  wr.opcode = WorkOpcode::kSend;
+  wr.local = Sge{slot.addr, static_cast<uint32_t>(slot.length), region.lkey};
+  ASSERT_TRUE(env.nic.post_send(env.nic.queue_pair_to(to), wr).is_ok());
+}
+
+std::array<std::byte, CollectiveMessage::kWireBytes> abort_bytes(uint32_t failed_rank, StatusCode reason) {
+  CollectiveMessage m;
+  m.type = CollectiveMessageType::kAbort;
+  m.failed_rank = failed_rank;
+  m.reason = reason;
+  return m.encode();
+}
+
+TEST(BroadcastRun, AnAbortEndsAnUnfinishedPartAndIsIgnoredByAFinishedOne) {
+  const Scenario s = broadcast_scenario(2, 0, 1 << 20, MemoryId::host(0), {MemoryId::host(1)}, {}, false);
+  {
+    DirectRun run(s);
+    send_raw(run, 0, 1, abort_bytes(0, StatusCode::kOutOfMemory));
+    run.simulator.run();
+    EXPECT_EQ(run.ops[1]->status().code(), StatusCode::kAborted);
+    EXPECT_NE(run.ops[1]->status().message().find("rank 0 failed (OUT_OF_MEMORY)"), std::string::npos)
+        << run.ops[1]->status().message();
+    EXPECT_FALSE(run.ops[1]->finished());
+  }
+  {
+    DirectRun run(s);
+    run.simulator.run();
+    ASSERT_TRUE(run.ops[1]->finished());
+    send_raw(run, 0, 1, abort_bytes(0, StatusCode::kQpError));
+    run.simulator.run();
+    EXPECT_TRUE(run.ops[1]->status().is_ok()) << run.ops[1]->status().to_string();
+    EXPECT_TRUE(run.ops[1]->finished());
+  }
+}
+
+TEST(BroadcastRun, AnAbortNamingNoOtherRankIsMalformed) {
+  for (uint32_t named : {1u, 7u}) {  // the receiver itself; no such rank
+    DirectRun run(broadcast_scenario(2, 0, 1 << 20, MemoryId::host(0), {MemoryId::host(1)}, {}, false));
+    send_raw(run, 0, 1, abort_bytes(named, StatusCode::kQpError));
+    run.simulator.run();
+    EXPECT_EQ(run.ops[1]->status().code(), StatusCode::kMalformedMessage) << named;
+    EXPECT_NE(run.ops[1]->status().message().find("ABORT from rank 0"), std::string::npos)
+        << run.ops[1]->status().message();
+  }
 }
 
 TEST(BroadcastRun, AMalformedMessageFromAPeerFailsTheBroadcastNamingThePeer) {

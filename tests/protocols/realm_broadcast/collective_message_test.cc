@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <string>
 #include <vector>
 
 namespace tensorwire::collectives {
@@ -35,6 +37,43 @@ TEST(CollectiveMessage, BytesReadRoundTrips) {
   ASSERT_TRUE(back);
   EXPECT_EQ(back->type, CollectiveMessageType::kBytesRead);
   EXPECT_EQ(back->bytes_read, m.bytes_read);
+}
+
+TEST(CollectiveMessage, AbortRoundTripsWithTheFailedRankAndItsReason) {
+  CollectiveMessage m;
+  m.type = CollectiveMessageType::kAbort;
+  m.failed_rank = 3;
+  m.reason = StatusCode::kQpError;
+  auto back = CollectiveMessage::decode(m.encode());
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(back->type, CollectiveMessageType::kAbort);
+  EXPECT_EQ(back->failed_rank, 3u);
+  EXPECT_EQ(back->reason, StatusCode::kQpError);
+  EXPECT_EQ(back->copy, 0u);
+}
+
+// An ABORT carries an error, and nothing in the fields it does not use.
+TEST(CollectiveMessage, AMalformedAbortIsRejectedWithAReason) {
+  CollectiveMessage m;
+  m.type = CollectiveMessageType::kAbort;
+  m.failed_rank = 1;
+  m.reason = StatusCode::kPeerGone;
+  const auto good = m.encode();
+  ASSERT_TRUE(CollectiveMessage::decode(good));
+  const auto rejected = [](std::array<std::byte, CollectiveMessage::kWireBytes> bytes, size_t at,
+                           uint8_t value) {
+    bytes[at] = std::byte{value};
+    return CollectiveMessage::decode(bytes).status();
+  };
+  const Status ok_reason = rejected(good, 16, 0);  // reason kOk: not an error
+  EXPECT_EQ(ok_reason.code(), StatusCode::kMalformedMessage);
+  EXPECT_NE(ok_reason.message().find("not an error code"), std::string::npos) << ok_reason.message();
+  EXPECT_EQ(rejected(good, 16, 200).code(), StatusCode::kMalformedMessage);  // no such code
+  EXPECT_EQ(rejected(good, 17, 1).code(), StatusCode::kMalformedMessage);    // reason above a byte
+  EXPECT_EQ(rejected(good, 12, 1).code(), StatusCode::kMalformedMessage);    // rank beyond 32 bits
+  EXPECT_EQ(rejected(good, 4, 1).code(), StatusCode::kMalformedMessage);     // a copy id
+  EXPECT_EQ(rejected(good, 24, 1).code(), StatusCode::kMalformedMessage);    // an rkey
+  EXPECT_EQ(rejected(good, 28, 1).code(), StatusCode::kMalformedMessage);    // reserved
 }
 
 TEST(CollectiveMessage, MalformedBytesAreRejectedWithAReason) {
