@@ -38,6 +38,24 @@ TEST(SwarmDraw, EveryProtocolDrawsScenariosThatLoadAsItsOwn) {
   }
 }
 
+// A draw that loads must also run: a broadcast whose IB pool cannot hold its
+// plan's buffers is bad input, which `check --swarm` treats as the
+// generator's bug (exit 70). One execution of each of many draws, as the
+// swarm runs them.
+TEST(SwarmDraw, EveryDrawRunsAsTheCheckerRunsIt) {
+  NullTraceSink trace;
+  for (const ProtocolDescriptor* p : registered_protocols()) {
+    for (uint64_t i = 0; i < 3 * kDraws; ++i) {
+      const std::string text = draw_swarm_scenario(*p, i * 7919 + 3, size_of_draw(i));
+      const Scenario s = model_scenario(load_scenario_string(text, "swarm.toml"));
+      RandomWalkStrategy walk(i);
+      const Execution e = run_execution(s, 1, walk, trace);
+      ASSERT_NE(e.outcome, CheckOutcome::kBadInput)
+          << p->name() << "\n" << text << "\n" << (e.problems.empty() ? "" : e.problems.front().text);
+    }
+  }
+}
+
 TEST(SwarmDraw, TheSameSeedAndSizeDrawTheSameTextAndOtherSeedsOthers) {
   for (const ProtocolDescriptor* p : registered_protocols()) {
     std::set<std::string> distinct;

@@ -78,7 +78,7 @@ void write_chunks(SwarmDraw& d, std::ostream& t) {
     << "\nib_buffer_size = " << min_chunk * d.between(1, 4)
     << "\nmax_inflight_chunks = " << d.between(1, 4) << "\n";
   // A pool of a few chunks per memory: IB buffers shrink to fit it.
-  if (d.one_in(4)) t << "ib_pool_size = " << min_chunk * d.between(4, 16) << "\n";
+  if (d.one_in(4)) t << "ib_pool_size = " << min_chunk * d.between(8, 24) << "\n";
 }
 
 std::string draw_scenario(SwarmDraw& d) {
