@@ -11,7 +11,7 @@ namespace tensorwire::oneflow {
 
 enum class AuditKind : uint8_t {
   kTokenRegistered,  // this rank (sender) registered [addr, addr+length) as `token` for `peer`
-  kTokenReleased,    // this rank (sender) deregistered `token` (READ_DONE or failure)
+  kTokenReleased,    // this rank (sender) deregistered `token` (READ_DONE, or `failed`)
   kReadPosted,       // this rank (receiver) reads [addr, addr+length) of `peer`'s `token`
   kReadCompleted,    // one of those reads completed (any status)
   kReadDoneSent,     // this rank told `peer` that `token` may go
@@ -25,6 +25,9 @@ struct AuditEvent {
   uint32_t token = 0;
   uint64_t addr = 0;
   uint64_t length = 0;
+  // kTokenReleased: the channel failed. Its queue pair is in the error state,
+  // which serves no read, so reads the reader still counts cannot touch it.
+  bool failed = false;
 };
 
 class AuditSink {

@@ -45,7 +45,7 @@ void CommNetInvariants::on_audit(RankId rank, const AuditEvent& e) {
       registered_[{rank, e.peer, e.token}] = Range{e.addr, e.length};
       break;
     case AuditKind::kTokenReleased:
-      token_let_go(rank, {rank, e.peer, e.token}, "released");
+      if (!e.failed) token_let_go(rank, {rank, e.peer, e.token}, "released");
       registered_.erase({rank, e.peer, e.token});
       break;
     case AuditKind::kReadPosted: read_posted(rank, e); break;

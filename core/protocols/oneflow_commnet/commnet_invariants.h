@@ -1,8 +1,8 @@
 // What the model checker checks of CommNet beside the harness's own checks,
 // from what every rank reports as it happens (commnet_audit.h), with all
 // ranks in view:
-//   - a READ_DONE is sent, and a token released, only when no read of that
-//     token is in flight (the sender may reuse the memory they read);
+//   - a READ_DONE is sent, and a token released on one, only when no read of
+//     that token is in flight (the sender may reuse the memory they read);
 //   - a read stays inside the range its token was registered for, by the rank
 //     that registered it, for the reader, while it is registered;
 //   - every Recv's callback runs at most once (the harness sees it ran);

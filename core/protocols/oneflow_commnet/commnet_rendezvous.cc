@@ -93,6 +93,10 @@ Status CommNetRendezvous::send(std::string_view name, uint64_t step_id, Tensor t
     return Status(StatusCode::kInvalidArgument,
                   "oneflow_commnet: " + std::string(name) + ": string tensors are not carried");
   }
+  if (started_ && live_peers() == 0) {
+    return Status(StatusCode::kPeerGone, "oneflow_commnet: " + std::string(name) +
+                                             ": every peer's channel has failed");
+  }
   Key key{std::string(name), step_id};
   if (sends_.count(key) != 0 || failed_sends_.count(key) != 0) {
     return Status(StatusCode::kInvalidArgument, "oneflow_commnet: " + key.first +
@@ -343,6 +347,21 @@ void CommNetRendezvous::fail_peer(RankId peer, const Status& why) {
   }
   fail_reads_and_tokens(peer, why);
   for (PendingRecv& r : failed) deliver(peer, std::move(r), why, {}, RecvState::kRequested);
+  // A Send names no destination: one nobody asked for yet could be for any
+  // peer, so it fails only once no peer is left to ask.
+  if (live_peers() > 0) return;
+  std::map<Key, PendingSend> orphans = std::move(sends_);
+  sends_.clear();
+  for (auto& [key, s] : orphans) {
+    stats_.send_moved(SendState::kWaiting, SendState::kFailed);
+    if (s.done) s.done(why);
+  }
+}
+
+size_t CommNetRendezvous::live_peers() const {
+  size_t n = 0;
+  for (const auto& ch : channels_) n += ch != nullptr && !ch->failed() ? 1 : 0;
+  return n;
 }
 
 void CommNetRendezvous::abort_step(uint64_t step_id, Status why) {

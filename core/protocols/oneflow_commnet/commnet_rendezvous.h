@@ -90,6 +90,7 @@ class CommNetRendezvous final : public Rendezvous {
     if (audit_sink_ != nullptr) audit_sink_->on_audit(rank(), e);
   }
   void fail_peer(RankId peer, const Status& why);
+  size_t live_peers() const;
   Result<Buffer> allocate(MemoryKind kind, uint32_t device, uint64_t bytes);
   void free_buffer(const Buffer& b);
   EagerChannel& channel(RankId peer);

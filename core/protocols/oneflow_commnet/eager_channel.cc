@@ -137,6 +137,7 @@ void EagerChannel::pump() {
       return;
     }
     if (!post(data_queue_.front())) return;
+    if (failed()) return;  // post failed the channel, which emptied the queue
     --credits_;
     data_queue_.pop_front();
   }

@@ -230,7 +230,7 @@ void CommNetRendezvous::release_token(uint32_t token, Status status) {
   Token t = std::move(it->second);
   tokens_.erase(it);
   (void)env_.nic.deregister_memory(t.region);
-  audit({AuditKind::kTokenReleased, t.peer, token, t.region.addr, t.region.length});
+  audit({AuditKind::kTokenReleased, t.peer, token, t.region.addr, t.region.length, !status.is_ok()});
   if (t.staging.length > 0) free_buffer(t.staging);
   stats_.send_moved(SendState::kTokenLive, status.is_ok() ? SendState::kReleased : SendState::kFailed);
   if (t.done) t.done(std::move(status));
