@@ -187,13 +187,16 @@ std::vector<SwarmCase> swarm_cases() {
   std::vector<SwarmCase> cases;
   for (uint64_t seed = 1; seed <= 60; ++seed) cases.push_back({"tf_verbs_zero_copy", seed});
   for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"realm_collective_broadcast", seed});
+  for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"oneflow_commnet", seed});
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(DrawnScenarios, Swarm, ::testing::ValuesIn(swarm_cases()),
                          [](const auto& info) {
-                           return (info.param.protocol[0] == 't' ? std::string("tf_verbs_")
-                                                                 : std::string("broadcast_")) +
+                           const char first = info.param.protocol[0];
+                           return std::string(first == 't'   ? "tf_verbs_"
+                                              : first == 'o' ? "oneflow_"
+                                                             : "broadcast_") +
                                   std::to_string(info.param.seed);
                          });
 
