@@ -122,7 +122,7 @@ void EagerChannel::pump() {
     if (credit_queued_) {
       // Data messages may have carried the credits meanwhile.
       credit_queued_ = false;
-      if (unreturned_ == 0) continue;
+      if (unreturned_ < credit_threshold()) continue;
       Queued q{Message{}, {}};
       q.message.type = MessageType::kCredit;
       if (!post(q)) {
@@ -133,6 +133,11 @@ void EagerChannel::pump() {
     }
     if (data_queue_.empty()) return;
     if (credits_ == 0) {
+      // Blocked: the credits this side owes cannot ride on its data.
+      if (unreturned_ >= credit_threshold()) {
+        credit_queued_ = true;
+        continue;
+      }
       ++credit_waits;
       return;
     }
@@ -144,13 +149,20 @@ void EagerChannel::pump() {
 }
 
 // A re-posted receive that held a data message is a credit the peer gets
-// back: on the next message, or on a CREDIT message once half the window
-// waits (so at most two CREDIT messages are ever in flight: their two
-// receives are kept out of the window).
+// back: on the next data message, or on a CREDIT message once half the
+// window waits and no data message can carry it (none queued, or none may
+// go for want of credits). A CREDIT message carries at least half the
+// window, so at most two are ever in flight: their two receives are kept out
+// of the window.
 void EagerChannel::return_credit() {
   ++unreturned_;
-  const uint32_t window = data_credits(options_.receive_pool_size);
-  if (unreturned_ >= (window + 1) / 2 && data_queue_.empty()) credit_queued_ = true;
+  if (unreturned_ >= credit_threshold() && (data_queue_.empty() || credits_ == 0)) {
+    credit_queued_ = true;
+  }
+}
+
+uint32_t EagerChannel::credit_threshold() const {
+  return (data_credits(options_.receive_pool_size) + 1) / 2;
 }
 
 void EagerChannel::on_receive(const Completion& c, uint32_t slot) {

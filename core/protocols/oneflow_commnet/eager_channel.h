@@ -84,6 +84,7 @@ class EagerChannel {
   // Takes a slot and posts `q`; false when the send queue is full.
   bool post(Queued& q);
   void return_credit();
+  uint32_t credit_threshold() const;
 
   RankEnv env_;
   RankId peer_;

@@ -160,8 +160,9 @@ void CommNetRendezvous::on_read_completion(const Completion& c, uint32_t job_id)
     return;
   }
   // Reads of one queue pair complete in the order they were posted.
-  job.bytes_done += std::min(options_.read_chunk_bytes, job.length - job.bytes_done);
-  stats_.bytes_read += std::min(options_.read_chunk_bytes, job.length);
+  const uint64_t chunk = std::min(options_.read_chunk_bytes, job.length - job.bytes_done);
+  job.bytes_done += chunk;
+  stats_.bytes_read += chunk;
   if (job.bytes_done == job.length) return finish_read(job_id);
   post_reads(job_id);
 }
