@@ -1,6 +1,6 @@
 #include "core/protocols/oneflow_commnet/commnet_invariants.h"
 
-#include <utility>
+#include <algorithm>
 
 #include "core/assert.h"
 
@@ -18,17 +18,11 @@ std::string token_name(RankId sender, uint32_t token) {
 
 }  // namespace
 
-CommNetInvariants::CommNetInvariants(std::vector<const CommNetRendezvous*> ranks)
-    : ranks_(std::move(ranks)) {
-  for (const CommNetRendezvous* r : ranks_) {
+CommNetInvariants::CommNetInvariants(const std::vector<const CommNetRendezvous*>& ranks) {
+  for (const CommNetRendezvous* r : ranks) {
     TW_ASSERT(r != nullptr);
     r->set_audit_sink(this);
   }
-}
-
-CommNetInvariants::~CommNetInvariants() {
-  // The ranks may have gone first (the run ends before its checker).
-  ranks_.clear();
 }
 
 void CommNetInvariants::on_remote_write_landed(RankId target, uint64_t addr, uint64_t length,

@@ -24,9 +24,9 @@ namespace tensorwire::oneflow {
 
 class CommNetInvariants final : public ProtocolInvariants, public AuditSink {
  public:
-  // Reports to itself from every rank in `ranks` (index = rank).
-  explicit CommNetInvariants(std::vector<const CommNetRendezvous*> ranks);
-  ~CommNetInvariants() override;
+  // Has every rank in `ranks` (index = rank) report to it; it must outlive
+  // their work (the checker keeps it past the run).
+  explicit CommNetInvariants(const std::vector<const CommNetRendezvous*>& ranks);
 
   void on_remote_write_landed(RankId target, uint64_t addr, uint64_t length, bool has_imm,
                               uint32_t imm) override;
@@ -42,7 +42,6 @@ class CommNetInvariants final : public ProtocolInvariants, public AuditSink {
   void read_posted(RankId reader, const AuditEvent& e);
   void token_let_go(RankId rank, const TokenKey& key, const char* what);
 
-  std::vector<const CommNetRendezvous*> ranks_;
   std::map<TokenKey, Range> registered_;
   std::map<TokenKey, uint64_t> reads_in_flight_;
   std::set<std::pair<RankId, uint32_t>> callbacks_;  // (rank, Recv serial)

@@ -77,7 +77,7 @@ class OneFlowCommNetProtocol final : public ProtocolDescriptor {
       TW_ASSERT_MSG(p != nullptr, "invariants built over another protocol's instances");
       mine.push_back(p);
     }
-    return std::make_unique<CommNetInvariants>(std::move(mine));
+    return std::make_unique<CommNetInvariants>(mine);
   }
 
   // Inline content: a host copy on the sender, and a host bounce on a GPU
