@@ -359,6 +359,19 @@ std::string temp_path(const std::string& name) {
       .string();
 }
 
+// OneFlow CommNet on a real queue pair: RDMA reads on rxe, chunked with two
+// in flight, eager messages through a 4-receive pool where receiver-not-ready
+// is an error; as threads and as two launched processes.
+TEST(VerbsRun, OneFlowCommNetReadsInChunksOnTwoRanksByteExact) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  const std::string path = "tests/backend_verbs/scenarios/oneflow_commnet_2ranks.toml";
+  expect_passes_like_the_simulator(path, 2);
+  CliResult r = run_cli("launch -n 2 " + kRoot + "/" + path + " --gpu-as-host");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] PASS"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[rank 1] PASS"), std::string::npos) << r.output;
+}
+
 TEST(VerbsLaunch, TwoProcessesRunQuickstartAndRankZeroWritesMeasuredJson) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   const std::string json = temp_path("tw-launch");

@@ -93,6 +93,11 @@ TEST(SwarmDraw, TheDrawsReachEveryDeclaredFeature) {
         "[[workload.change]]", "\ndtype = \"string\"\n[[", "string_bytes = ", "send_offset",
         "order = \"send_first\"", "send_queue_depth", "control_ring_size", "request_timeout",
         "nodes = 4", "steps = 4"}},
+      {"oneflow_commnet",
+       {"dst_memory = \"gpu", "src_memory = \"host_pageable\"", "gpu_direct = false",
+        "gpu_direct = true", "dead = true", "shape = [0]", "[[workload.change]]",
+        "order = \"send_first\"", "send_queue_depth", "eager_max_bytes = 0\n",
+        "max_reads_in_flight = 3", "nodes = 4", "steps = 3"}},
       {"realm_collective_broadcast",
        {"algorithm = \"naive\"", "algorithm = \"aggregation\"", "algorithm = \"radix_tree\"",
         "destinations = \"all", "gpu_direct = [[", "nvlink_bandwidth", "ib_pool_size",
@@ -198,13 +203,16 @@ std::vector<SwarmCase> swarm_cases() {
   std::vector<SwarmCase> cases;
   for (uint64_t seed = 1; seed <= 60; ++seed) cases.push_back({"tf_verbs_zero_copy", seed});
   for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"realm_collective_broadcast", seed});
+  for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"oneflow_commnet", seed});
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(DrawnScenarios, Swarm, ::testing::ValuesIn(swarm_cases()),
                          [](const auto& info) {
-                           return (info.param.protocol[0] == 't' ? std::string("tf_verbs_")
-                                                                 : std::string("broadcast_")) +
+                           const char first = info.param.protocol[0];
+                           return std::string(first == 't'   ? "tf_verbs_"
+                                              : first == 'o' ? "oneflow_"
+                                                             : "broadcast_") +
                                   std::to_string(info.param.seed);
                          });
 
