@@ -27,11 +27,14 @@
 namespace tensorwire {
 namespace {
 
-// The scenarios the model checker ships, smallest first; the features some
-// bugs need (a GPU source without GPUDirect, string tensors, meta-data
-// changes, three ranks) are in the last three.
-const char* const kScenarios[] = {"model_2x2",     "model_2x3",      "model_broadcast",
-                                  "gpu_no_direct", "string_tensors", "meta_data_change"};
+// The model scenarios the project ships, then three larger scenarios with
+// features some bugs need (a GPU source without GPUDirect, string tensors,
+// meta-data changes, three ranks). model_timeouts adds nothing here: its bug
+// needs an injected timeout, and these executions inject no fault.
+const char* const kScenarios[] = {
+    "model_2x2",        "model_2x3",     "model_reshape",          "model_strings",
+    "model_gpu_staging", "model_oneflow", "model_broadcast",        "model_broadcast_naive",
+    "model_broadcast_tree", "gpu_no_direct", "string_tensors", "meta_data_change"};
 
 struct Args {
   uint64_t runs = 200;
