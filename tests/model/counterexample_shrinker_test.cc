@@ -20,36 +20,7 @@ using tf_verbs::PlantedBug;
 // of which grows at step 2 and one of which lands on a GPU the NIC cannot
 // reach: enough same-time events for a random walk to make many needless
 // deviations, and one bug (destroy_response_early) that needs some.
-const char* kScenario = R"(
-name = "shrink"
-[cluster]
-nodes = 2
-gpus_per_node = 1
-gpu_direct = false
-[workload]
-kind = "tensors"
-steps = 2
-[[workload.tensor]]
-name = "a"
-src = 0
-dst = 1
-shape = [16]
-[[workload.tensor]]
-name = "b"
-src = 0
-dst = 1
-shape = [32]
-[[workload.tensor]]
-name = "g"
-src = 0
-dst = 1
-shape = [8]
-dst_memory = "gpu0"
-[[workload.change]]
-step = 2
-tensor = "a"
-shape = [64]
-)";
+const std::string kScenario = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_2x3.toml";
 
 struct Found {
   Scenario scenario;  // model_scenario()'d, with the bug planted
@@ -59,7 +30,7 @@ struct Found {
 
 Found find_bug(PlantedBug bug, CheckStrategy strategy, std::vector<FaultKind> faults = {}) {
   Found f;
-  Scenario s = load_scenario_string(kScenario, "shrink.toml");
+  Scenario s = load_scenario_file(kScenario);
   tf_verbs::options_of(s.protocol.options).planted_bug = bug;
   f.options.strategy = strategy;
   f.options.max_schedules = 300;
