@@ -68,8 +68,8 @@ class PctStrategy final : public ChoiceStrategy {
   void ran(const sim::ReadyEvent& event) override;
 
   // Which agent an event belongs to: its rank and its kind ("timer" is the
-  // rank's CPU, "copy" its copy engine, "post", "transfer", "arrival",
-  // "completion", "rnr retry" its NIC's parts). The send queues of one rank
+  // rank's CPU, "timeout" its timeouts, "copy" its copy engine, "post",
+  // "transfer", "arrival", "completion", "rnr retry" its NIC's parts). The send queues of one rank
   // to several peers are one agent: ReadyEvent does not name the peer.
   static uint64_t agent_of(const sim::ReadyEvent& event);
 
