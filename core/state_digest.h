@@ -28,7 +28,9 @@ class StateDigest {
       add(word);
     }
     uint64_t tail = 0;
-    std::memcpy(&tail, s.data() + i, s.size() - i);
+    // An empty view may have no data at all: memcpy from null is undefined
+    // even for 0 bytes.
+    if (i < s.size()) std::memcpy(&tail, s.data() + i, s.size() - i);
     return add(tail);
   }
   uint64_t value() const { return h_; }
