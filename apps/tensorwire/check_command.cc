@@ -190,6 +190,20 @@ model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scen
   return options;
 }
 
+// A step abort is the application's, and only point-to-point workloads have
+// steps an application aborts.
+bool faults_fit_protocol(const CheckArgs& args, const Scenario& scenario, std::ostream& err) {
+  std::vector<model::FaultKind> kinds;
+  model::parse_fault_list(args.faults, kinds);  // checked by the flag's validator
+  const bool abort = std::find(kinds.begin(), kinds.end(), model::FaultKind::kStepAbort) != kinds.end();
+  if (abort && scenario.protocol.descriptor().shape() == ProtocolShape::kCollective) {
+    err << kErrorPrefix << "--faults abort: '" << args.scenario_path << "' runs the collective \""
+        << scenario.protocol.name << "\", which has no steps an application aborts\n";
+    return false;
+  }
+  return true;
+}
+
 namespace {
 
 // The scenario as the checker runs it: its name and a hash of its file's
@@ -399,20 +413,6 @@ bool flags_fit_strategy(const CheckArgs& args, std::ostream& err) {
   }
   if (args.max_faults != 1 && args.faults == "none") {
     err << kErrorPrefix << "--max-faults applies with --faults only\n";
-    return false;
-  }
-  return true;
-}
-
-// A step abort is the application's, and only point-to-point workloads have
-// steps an application aborts.
-bool faults_fit_protocol(const CheckArgs& args, const Scenario& scenario, std::ostream& err) {
-  std::vector<model::FaultKind> kinds;
-  model::parse_fault_list(args.faults, kinds);  // checked by the flag's validator
-  const bool abort = std::find(kinds.begin(), kinds.end(), model::FaultKind::kStepAbort) != kinds.end();
-  if (abort && scenario.protocol.descriptor().shape() == ProtocolShape::kCollective) {
-    err << kErrorPrefix << "--faults abort: '" << args.scenario_path << "' runs the collective \""
-        << scenario.protocol.name << "\", which has no steps an application aborts\n";
     return false;
   }
   return true;

@@ -44,5 +44,8 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args);
 int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress);
 // The checker's options the flags ask for, on `scenario` (its seed unless --seed).
 model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scenario);
+// False, saying why on `err`, when --faults names a fault `scenario`'s protocol
+// can never meet (abort: a collective has no steps an application aborts).
+bool faults_fit_protocol(const CheckArgs& args, const Scenario& scenario, std::ostream& err);
 
 }  // namespace tensorwire::app

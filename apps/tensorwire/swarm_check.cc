@@ -213,6 +213,7 @@ int swarm_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
         << protocol.name() << "\", which '" << args.scenario_path << "' runs\n";
     return kExitBadInput;
   }
+  if (!faults_fit_protocol(args, *given, err)) return kExitBadInput;
   if (draw_swarm_scenario(protocol, 0, 0).empty()) {
     err << kErrorPrefix << "protocol \"" << protocol.name() << "\" draws no swarm scenarios\n";
     return kExitBadInput;

@@ -687,6 +687,9 @@ TEST_F(TensorwireCli, CheckExploresTimeoutsAndAbortsWithSeveralFaultsAndReplays)
   const CliRun abort = run("check " + quoted(broadcast) + " --faults abort --max-schedules 3");
   EXPECT_EQ(abort.exit_code, 2) << abort.out << abort.err;
   EXPECT_TRUE(contains(abort.err, "which has no steps an application aborts")) << abort.err;
+  const CliRun swarm_abort = run("check " + quoted(broadcast) + " --swarm 2 --faults abort --max-schedules 3");
+  EXPECT_EQ(swarm_abort.exit_code, 2) << swarm_abort.out << swarm_abort.err;
+  EXPECT_TRUE(contains(swarm_abort.err, "which has no steps an application aborts")) << swarm_abort.err;
 }
 
 // issue 18 #11: a schedule file with CRLF line endings replays.
