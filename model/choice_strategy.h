@@ -181,7 +181,6 @@ class RecordingScheduler final : public sim::Scheduler {
   // one, every kind can.
   using FaultApplies = std::function<bool(FaultKind kind, uint32_t rank)>;
   void set_fault_applies(FaultApplies applies) { applies_ = std::move(applies); }
-  bool fault_injected() const { return !struck_.empty(); }
   const std::vector<InjectedFault>& faults_struck() const { return struck_; }
   // What the fingerprint of a state must include: the faults struck so far.
   uint64_t fault_state() const;

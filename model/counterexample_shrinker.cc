@@ -15,22 +15,16 @@ namespace tensorwire::model {
 namespace {
 
 // Follows an edited schedule: past its end, or where a choice is out of range
-// (an edit changed what is ready), it picks the default 0. Counts the faults
-// that struck, from the events the recording scheduler reports for them.
+// (an edit changed what is ready), it picks the default 0.
 class LenientReplay final : public ChoiceStrategy {
  public:
   explicit LenientReplay(const std::vector<uint32_t>& choices) : choices_(choices) {}
   uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override {
     return step < choices_.size() && choices_[step] < ready.size() ? choices_[step] : 0;
   }
-  void ran(const sim::ReadyEvent& event) override {
-    if (event.rank == UINT32_MAX && event.sequence == sim::Scheduler::kInjectedSequence) ++faults_;
-  }
-  uint64_t faults() const { return faults_; }
 
  private:
   const std::vector<uint32_t>& choices_;
-  uint64_t faults_ = 0;
 };
 
 std::vector<size_t> deviation_positions(const std::vector<uint32_t>& choices) {
@@ -41,8 +35,8 @@ std::vector<size_t> deviation_positions(const std::vector<uint32_t>& choices) {
   return out;
 }
 
-ScheduleSize size_of(const Execution& e, uint64_t faults) {
-  return {e.events, deviation_positions(e.choices).size(), faults, e.choices.size()};
+ScheduleSize size_of(const Execution& e) {
+  return {e.events, deviation_positions(e.choices).size(), e.faults_injected, e.choices.size()};
 }
 
 // "0x1f" and "31" alike become '#'.
@@ -163,7 +157,7 @@ class Shrinker {
     Candidate c;
     c.execution = run_execution(scenario_, seed_, replay, none, nullptr, faults_);
     if (c.execution.outcome != outcome_ || violated_check(c.execution) != check_) return std::nullopt;
-    c.size = size_of(c.execution, replay.faults());
+    c.size = size_of(c.execution);
     return c;
   }
 
@@ -203,7 +197,7 @@ ShrinkResult shrink_counterexample(const Scenario& scenario, uint64_t seed, Faul
                                    const Execution& failing, const ShrinkOptions& options) {
   ShrinkResult result;
   result.execution = failing;
-  result.original_size = size_of(failing, failing.fault_injected ? 1 : 0);
+  result.original_size = size_of(failing);
   result.size = result.original_size;
   result.check = violated_check(failing);
   if (options.max_replays == 0 || result.check.empty()) return result;

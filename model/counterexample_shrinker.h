@@ -14,8 +14,7 @@
 // so the search always ends quickly; it is deterministic.
 //
 // Generic over the choice encoding: it never interprets a choice beyond "0 is
-// the default", and counts faults by the events the recording scheduler
-// reports for them (rank UINT32_MAX, sequence kInjectedSequence).
+// the default"; the faults are those the execution says struck.
 #pragma once
 
 #include <compare>

@@ -510,7 +510,6 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   e.choices = recorder.choices();
   e.widths = recorder.widths();
   if (auto* replay = dynamic_cast<ReplayStrategy*>(&strategy)) e.diverged = replay->diverged();
-  e.fault_injected = recorder.fault_injected();
   e.faults_injected = recorder.faults_struck().size();
   std::vector<Problem> excused = answers_to_faults(injector.applied(), report, e.problems);
   excused_by_timeouts(fingerprinter.timeouts_by_rank(), report, excused);
@@ -609,7 +608,7 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
         e = run_pct(scenario, options, strategy_seed, pct_steps, fingerprints, faults);
         break;
     }
-    if (i == 0 || !e.fault_injected) expected_steps = std::max<uint64_t>(expected_steps, e.choices.size());
+    if (i == 0 || !e.fault_injected()) expected_steps = std::max<uint64_t>(expected_steps, e.choices.size());
     ++report.schedules;
     add_transition_tables(report.transitions, e.transitions);
     report.coverage.add(e.coverage);

@@ -50,8 +50,8 @@ struct Execution {
   std::vector<uint32_t> widths;   // how many events were ready at each
   uint64_t events = 0;
   bool diverged = false;  // a replayed schedule did not fit this execution
-  bool fault_injected = false;
   uint64_t faults_injected = 0;
+  bool fault_injected() const { return faults_injected > 0; }
   // Transitions each protocol state machine took, summed over the ranks.
   std::vector<TransitionTable> transitions;
   // The protocol's declared coverage with what this execution reached.

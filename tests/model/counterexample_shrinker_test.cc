@@ -123,7 +123,7 @@ TEST(CounterexampleShrinker, LeavesNoDeviationThatCanGo) {
                                       FaultOffer{f.report.counterexample_faults, 1, {}});
     uint64_t deviations = 0;
     for (uint32_t c : e.choices) deviations += c != 0;
-    const ScheduleSize size{e.events, deviations, e.fault_injected ? 1u : 0u, e.choices.size()};
+    const ScheduleSize size{e.events, deviations, e.faults_injected, e.choices.size()};
     EXPECT_FALSE(e.outcome == r.execution.outcome && violated_check(e) == r.check && size < r.size)
         << "the deviation at " << i << " could go";
   }
@@ -162,39 +162,23 @@ TEST(CounterexampleShrinker, DropsAFaultTheViolationDoesNotNeed) {
   ReplayStrategy replay(late);
   f.report.counterexample = run_execution(f.scenario, f.options.seed, replay, none, nullptr, offer);
   f.report.counterexample_faults = offer.kinds;
-  ASSERT_TRUE(f.report.counterexample->fault_injected);
+  ASSERT_TRUE(f.report.counterexample->fault_injected());
   ASSERT_EQ(violated_check(*f.report.counterexample), violated_check(plain));
   const ShrinkResult r = shrink(f);
   EXPECT_EQ(r.original_size.faults, 1u);
   EXPECT_EQ(r.size.faults, 0u);
   EXPECT_LT(r.size.deviations, r.original_size.deviations);
-  EXPECT_FALSE(r.execution.fault_injected);
+  EXPECT_FALSE(r.execution.fault_injected());
   expect_replays(f, r);
 }
 
 // scenarios/model_broadcast.toml: a collective protocol's counterexample
 // shrinks the same way (the shrinker knows nothing of the protocol).
-const char* kBroadcast = R"(
-name = "model_broadcast"
-seed = 5
-[cluster]
-nodes = 2
-gpus_per_node = 2
-gpu_direct = false
-[workload]
-kind = "broadcast"
-bytes = "16KiB"
-source = "node0/gpu0"
-destinations = ["node0/gpu1", "node1/host"]
-algorithm = "aggregation"
-ib_buffer_size = "8KiB"
-min_chunk = "4KiB"
-max_chunk = "4KiB"
-)";
+const std::string kBroadcast = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_broadcast.toml";
 
 TEST(CounterexampleShrinker, ShrinksABroadcastsCounterexampleToo) {
   Found f;
-  Scenario s = load_scenario_string(kBroadcast, "model_broadcast.toml");
+  Scenario s = load_scenario_file(kBroadcast);
   ASSERT_TRUE(s.protocol.descriptor().plant_bug(s.protocol.options, "free_at_first_consumer"));
   f.options.strategy = CheckStrategy::kRandom;
   f.options.max_schedules = 200;

@@ -92,7 +92,7 @@ TEST(Explorer, AnInjectedQpErrorFailsRecvsWithAnErrorWhichIsNoViolation) {
   RandomWalkStrategy walk(1);
   NullTraceSink trace;
   Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{{FaultKind::kQpError}, 1, {{3, 0}}});
-  EXPECT_TRUE(e.fault_injected);
+  EXPECT_TRUE(e.fault_injected());
   ASSERT_GT(e.widths.size(), 3u);
   EXPECT_EQ(e.choices[3], e.widths[3] - 1) << "the fault is the last alternative";
   bool failed_recv = false;
@@ -103,7 +103,7 @@ TEST(Explorer, AnInjectedQpErrorFailsRecvsWithAnErrorWhichIsNoViolation) {
   ReplayStrategy replay(e.choices);
   Execution again = run_execution(s, 1, replay, trace, nullptr, FaultOffer{{FaultKind::kQpError}, 1, {}});
   EXPECT_FALSE(again.diverged);
-  EXPECT_TRUE(again.fault_injected);
+  EXPECT_TRUE(again.fault_injected());
   EXPECT_EQ(again.problems, e.problems);
 }
 
@@ -185,7 +185,7 @@ shape = [8]
     NullTraceSink trace;
     Execution e = run_execution(s, 1, walk, trace, nullptr, FaultOffer{{FaultKind::kCrash}, 1, {{static_cast<uint64_t>(at), 0}}});
     EXPECT_EQ(e.outcome, CheckOutcome::kNothingFound) << "crash at " << at << ": " << problem_lines(e.problems);
-    if (!e.fault_injected) continue;
+    if (!e.fault_injected()) continue;
     ++crashed;
     for (const auto& p : e.problems) {
       if (p.text.find("recv failed") != std::string::npos) ++failed_with_error;
