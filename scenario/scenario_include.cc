@@ -60,7 +60,10 @@ std::string find_included_file(const std::string& name, const std::string& base_
 // merge key by key. `path` is the dotted key of `into` (for messages).
 void merge_missing(toml::table& into, toml::table&& from, const std::string& path,
                    const std::string& file) {
-  for (auto&& [key, node] : from) {
+  for (auto it = from.begin(); it != from.end(); ++it) {
+    // (Not a structured binding: clang 14 cannot capture one in the lambda below.)
+    const toml::key& key = it->first;
+    toml::node& node = it->second;
     const std::string key_path =
         path.empty() ? std::string(key.str()) : path + "." + std::string(key.str());
     toml::node* mine = into.get(key.str());

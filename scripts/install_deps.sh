@@ -12,6 +12,7 @@ packages=(
   clang-tidy-14  # tests/layering: the function_length test (.clang-tidy)
   clang-14 libclang-rt-14-dev  # tests/fuzz: libFuzzer targets (scripts/fuzz.sh)
   time           # /usr/bin/time -v: peak memory in docs/PERFORMANCE.md
+  python3-matplotlib  # tensorwire plot: sweep plots (scripts/plot_sweep.py)
 )
 
 missing=()

@@ -11,7 +11,9 @@
 #include "apps/tensorwire/compare_command.h"
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/launch_command.h"
+#include "apps/tensorwire/plot_command.h"
 #include "apps/tensorwire/run_command.h"
+#include "apps/tensorwire/sweep_command.h"
 #include "report/progress_bar.h"
 
 #ifndef TENSORWIRE_VERSION
@@ -40,6 +42,10 @@ int tensorwire_main(int argc, char** argv) {
   CLI::App* compare = add_compare_command(app, compare_args);
   LaunchArgs launch_args;
   CLI::App* launch = add_launch_command(app, launch_args);
+  SweepArgs sweep_args;
+  CLI::App* sweep = add_sweep_command(app, sweep_args);
+  PlotArgs plot_args;
+  CLI::App* plot = add_plot_command(app, plot_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -55,6 +61,10 @@ int tensorwire_main(int argc, char** argv) {
   }
   if (compare->parsed()) return compare_command(compare_args, std::cout, std::cerr);
   if (launch->parsed()) return launch_command(launch_args, std::cout, std::cerr);
+  if (sweep->parsed()) {
+    return sweep_command(sweep_args, std::cout, std::cerr, tensorwire::report::stderr_is_terminal());
+  }
+  if (plot->parsed()) return plot_command(plot_args, std::cout, std::cerr);
   std::cerr << "tensorwire: error: no command given\n" << app.help();
   return kExitBadInput;
 }

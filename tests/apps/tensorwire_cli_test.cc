@@ -14,77 +14,20 @@
 #include <nlohmann/json.hpp>
 
 #include "report/content_hash.h"
+#include "tests/apps/cli_fixture.h"
 #include "tests/report/trace_nesting.h"
 
 namespace {
 
+using tensorwire::testing::CliRun;
+using tensorwire::testing::contains;
+using tensorwire::testing::kCli;
+using tensorwire::testing::kQuickstart;
+using tensorwire::testing::quoted;
+using tensorwire::testing::read_file;
+using TensorwireCli = tensorwire::testing::CliFixture;
 namespace fs = std::filesystem;
 
-const std::string kCli = TENSORWIRE_CLI_PATH;
-const std::string kQuickstart = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/quickstart.toml";
-
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-class TensorwireCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "tensorwire_cli_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  fs::path path(const std::string& name) const { return dir_ / name; }
-
-  // `args` is shell text; quote paths with quoted(). stdout and stderr are
-  // files, so stderr is never a terminal and no progress bar is drawn.
-  // With `cwd`, the command runs there.
-  CliRun run(const std::string& args, const fs::path& cwd = {}) const {
-    const fs::path out = path("stdout.txt");
-    const fs::path err = path("stderr.txt");
-    const std::string cd = cwd.empty() ? "" : "cd " + quoted(cwd.string()) + " && ";
-    const std::string command = cd + quoted(kCli) + " " + args + " >" + quoted(out.string()) +
-                                " 2>" + quoted(err.string()) + " </dev/null";
-    const int status = std::system(command.c_str());
-    CliRun r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
-  }
-
-  fs::path dir_;
-};
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST_F(TensorwireCli, HelpExitsZeroAndNamesTheRunCommand) {
   const CliRun r = run("--help");

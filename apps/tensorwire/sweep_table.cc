@@ -1,0 +1,129 @@
+#include "apps/tensorwire/sweep_table.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+
+#include "core/assert.h"
+
+namespace tensorwire::app {
+namespace {
+
+using nlohmann::json;
+
+// Results keys that are not figures of the run.
+bool skipped_key(const std::string& key) {
+  return key == "coverage" || key == "scenario" || key == "schema_version";
+}
+
+void flatten(const json& value, const std::string& path, SweepRow& row) {
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (path.empty() && skipped_key(it.key())) continue;
+      flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), row);
+    }
+  } else if (value.is_number() || value.is_boolean()) {
+    row.cells.emplace_back(path, value);
+  } else if (value.is_string() && path.find('.') == std::string::npos) {
+    row.cells.emplace_back(path, value);  // top-level names: backend, mode
+  }
+}
+
+int64_t median(std::vector<int64_t> values) {
+  TW_ASSERT(!values.empty());
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+
+// The step figures a reader of a sweep looks for first.
+void add_step_figures(const json& results, SweepRow& row) {
+  const json steps = results.value("steps", json::array());
+  std::vector<int64_t> all_ns;
+  uint64_t bytes = 0;
+  for (const json& step : steps) {
+    if (!step.is_object() || !step.contains("duration_ns")) continue;
+    all_ns.push_back(step["duration_ns"].get<int64_t>());
+    bytes = step.value("bytes", uint64_t{0});
+  }
+  if (all_ns.empty()) return;
+  const std::vector<int64_t> steady(all_ns.size() > 1 ? all_ns.begin() + 1 : all_ns.begin(),
+                                    all_ns.end());
+  const int64_t steady_ns = median(steady);
+  row.cells.emplace_back("step_time_ns", median(all_ns));
+  row.cells.emplace_back("first_step_ns", all_ns.front());
+  row.cells.emplace_back("steady_step_ns", steady_ns);
+  row.cells.emplace_back("bytes_per_step", bytes);
+  const double gbps =
+      steady_ns > 0 ? static_cast<double>(bytes) * 8 / static_cast<double>(steady_ns) : 0.0;
+  row.cells.emplace_back("bandwidth_gbps", gbps);
+}
+
+std::string csv_cell(const json& value) {
+  if (value.is_null()) return "";
+  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::vector<std::string> columns_of(const std::vector<SweepRow>& rows) {
+  std::vector<std::string> columns;
+  std::set<std::string> seen;
+  for (const SweepRow& row : rows) {
+    for (const auto& [name, value] : row.cells) {
+      if (seen.insert(name).second) columns.push_back(name);
+    }
+  }
+  return columns;
+}
+
+const json* cell(const SweepRow& row, const std::string& column) {
+  for (const auto& [name, value] : row.cells) {
+    if (name == column) return &value;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+SweepRow sweep_row(size_t index, const std::vector<ScenarioOverride>& point,
+                   const nlohmann::json& results) {
+  SweepRow row;
+  row.cells.emplace_back("point", index);
+  for (const ScenarioOverride& o : point) row.cells.emplace_back(o.key, o.value);
+  add_step_figures(results, row);
+  flatten(results, "", row);
+  return row;
+}
+
+std::string sweep_csv(const std::vector<SweepRow>& rows) {
+  const std::vector<std::string> columns = columns_of(rows);
+  std::string out;
+  for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + csv_cell(columns[i]);
+  out += "\n";
+  for (const SweepRow& row : rows) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const json* value = cell(row, columns[i]);
+      out += (i ? "," : "") + (value ? csv_cell(*value) : std::string());
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+nlohmann::json sweep_json(const std::string& scenario_path, const std::vector<SweepAxis>& axes,
+                          const std::vector<SweepRow>& rows) {
+  json out = {{"scenario", scenario_path}, {"axes", json::array()}, {"rows", json::array()}};
+  for (const SweepAxis& axis : axes)
+    out["axes"].push_back({{"key", axis.key}, {"values", axis.values}});
+  out["columns"] = columns_of(rows);
+  for (const SweepRow& row : rows) {
+    json object = json::object();
+    for (const auto& [name, value] : row.cells) object[name] = value;
+    out["rows"].push_back(std::move(object));
+  }
+  return out;
+}
+
+}  // namespace tensorwire::app
