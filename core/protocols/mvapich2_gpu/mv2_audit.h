@@ -14,8 +14,8 @@ enum class AuditKind : uint8_t {
   // (transfer, block).
   kBlockOffered,
   // Receiver: (transfer, block) of `peer` has been taken out of its range (a
-  // vbuf copied to the GPU, or the user's buffer after the FIN); the range
-  // may be offered again.
+  // vbuf copied to the GPU, or the user's buffer after the FIN), or a failed
+  // transfer gave the range up; the range may be offered again.
   kBlockCopiedOut,
   // Sender: a copy into the staging range [addr, addr+length) was submitted.
   kStagingFilled,

@@ -163,7 +163,11 @@ Status check_unused(const Message& m, const Offsets& o) {
     return bad("transfer", o.transfer, "must be 0");
   }
   if (!cts && m.type != MessageType::kFin && m.block != 0) return bad("block", o.block, "must be 0");
-  if (!cts && m.type != MessageType::kRts && m.flag) return bad("flag", o.flag, "must be 0");
+  const bool has_flag = cts || m.type == MessageType::kRts || m.type == MessageType::kError;
+  if (!has_flag && m.flag) return bad("flag", o.flag, "must be 0");
+  if (m.type == MessageType::kError && m.flag && m.transfer == 0) {
+    return bad("flag", o.flag, "an ERROR that ends a transfer names it");
+  }
   if (!cts && m.block_bytes != 0) return bad("block_bytes", o.block_bytes, "must be 0");
   if (!cts && (m.rkey != 0 || !m.addrs.empty())) {
     return bad("rkey", o.rkey, "only a CTS names remote memory");

@@ -39,11 +39,13 @@ struct Message {
   uint16_t credits = 0;  // receives the writer re-posted since its last message
   std::string name;      // kRequest, kEager, kRts, kError
   uint64_t step_id = 0;
-  uint32_t transfer = 0;  // kRts, kCts, kFin: the sender's transfer id (from 1)
+  uint32_t transfer = 0;  // kRts, kCts, kFin (kError: may): the sender's transfer id (from 1)
   uint32_t block = 0;     // kCts: the block addrs[0] is for; kFin: the block written
   // kRts: the source is staged through host vbufs (a GPU the NIC cannot
   // reach). kCts: addrs[0] is the user's buffer, block k lands at
   // addrs[0] + k * block_bytes (otherwise block + i lands in vbuf addrs[i]).
+  // kError with a transfer: set, the sender ends its transfer; clear, the
+  // receiver refuses (or ends) the sender's transfer.
   bool flag = false;
   uint64_t block_bytes = 0;  // kCts: the pipeline unit the receiver chose
   uint32_t rkey = 0;         // kCts

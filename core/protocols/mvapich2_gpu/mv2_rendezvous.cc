@@ -242,14 +242,15 @@ Tensor Mv2Rendezvous::tensor_of(const Message& m, const Buffer& buffer) {
   return t;
 }
 
-// `transfer` != 0: the receiver refuses the sender's rendezvous of that id.
-void Mv2Rendezvous::send_error(RankId peer, const Key& key, const Status& why, uint32_t transfer) {
+void Mv2Rendezvous::send_error(RankId peer, const Key& key, const Status& why, uint32_t transfer,
+                               bool from_sender) {
   TW_ASSERT(!why.is_ok());
   Message m;
   m.type = MessageType::kError;
   m.name = key.first;
   m.step_id = key.second;
   m.transfer = transfer;
+  m.flag = from_sender;
   m.error_code = why.code();
   m.error_message = why.message().substr(0, kMaxErrorMessageBytes);
   channel(peer).send(std::move(m));
@@ -301,14 +302,21 @@ void Mv2Rendezvous::on_eager(const Arrival& a) {
 void Mv2Rendezvous::on_error(const Arrival& a) {
   const Message& m = a.message;
   const Status why(m.error_code, "rank " + std::to_string(a.peer) + ": " + m.error_message);
-  if (m.transfer != 0) {  // the receiver refused our RTS
+  if (m.transfer != 0 && m.flag) {  // the sender ended its rendezvous
+    auto it = in_.find(InKey{a.peer, m.transfer});
+    if (it == in_.end()) {
+      stats_.unexpected_messages += 1;
+      return;
+    }
+    return fail_in(*it->second, why);
+  }
+  if (m.transfer != 0) {  // the receiver refused or ended ours
     auto it = out_.find(m.transfer);
     if (it == out_.end() || it->second->peer != a.peer) {
       stats_.unexpected_messages += 1;
       return;
     }
-    fail_out(*it->second, why);
-    return;
+    return fail_out(*it->second, why);
   }
   auto it = recvs_.find(RecvKey{a.peer, m.name, m.step_id});
   if (it == recvs_.end()) {

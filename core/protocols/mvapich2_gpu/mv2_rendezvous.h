@@ -85,7 +85,10 @@ class Mv2Rendezvous final : public Rendezvous {
   void serve(RankId peer, const Key& key, PendingSend send);
   void serve_eager(RankId peer, const Key& key, PendingSend send);
   void send_eager(RankId peer, const Key& key, const Tensor& t, Buffer content);
-  void send_error(RankId peer, const Key& key, const Status& why, uint32_t transfer = 0);
+  // `transfer` != 0: ends that rendezvous at the peer (`from_sender`: it is
+  // this rank's; otherwise the peer's, refused by this rank as receiver).
+  void send_error(RankId peer, const Key& key, const Status& why, uint32_t transfer = 0,
+                  bool from_sender = false);
   void deliver(PendingRecv recv, Status status, Tensor tensor, RecvState from);
   Result<Buffer> allocate(MemoryKind kind, uint32_t device, uint64_t bytes);
   void free_buffer(const Buffer& b);

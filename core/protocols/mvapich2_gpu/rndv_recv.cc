@@ -222,12 +222,22 @@ void Mv2Rendezvous::maybe_finish_in(const InKey& key) {
   if (t.copies_in_flight > 0) return;
   if (!t.failed() && t.done < t.blocks.size()) return;
   Peer& p = peer(t.src);
-  for (auto& b : t.blocks) {
+  for (uint32_t i = 0; i < t.blocks.size(); ++i) {
+    InTransfer::Block& b = t.blocks[i];
+    // A failed transfer gives up the ranges it offered: the sender ended it
+    // with no write in flight, or its queue pair is in error.
+    if (b.offered && b.state != RecvBlockState::kDone) {
+      audit({AuditKind::kBlockCopiedOut, t.src, t.transfer, i});
+    }
     if (b.landing.vbuf) p.recv_vbufs.give_back(*b.landing.vbuf);
     if (b.landing.cached) p.recv_staging.give_back(*b.landing.cached);
     b.landing = StagingSlot{};
   }
   if (t.dst_region.length > 0) (void)env_.nic.deregister_memory(t.dst_region);
+  // The sender must not wait for CTS that will not come.
+  if (t.failed() && !channel(t.src).failed()) {
+    send_error(t.src, t.key, t.failure, t.transfer, false);
+  }
   std::unique_ptr<InTransfer> done = std::move(it->second);
   in_.erase(it);
   Status status = done->failure;

@@ -291,6 +291,8 @@ void Mv2Rendezvous::maybe_finish_out(uint32_t id) {
          t.failed()});
   const SendState from = t.block_bytes == 0 ? SendState::kRtsSent : SendState::kStreaming;
   stats_.send_moved(from, t.failed() ? SendState::kFailed : SendState::kReleased);
+  // The receiver must not wait for FINs that will not come.
+  if (t.failed() && !channel(t.peer).failed()) send_error(t.peer, t.key, t.failure, t.id, true);
   std::unique_ptr<OutTransfer> done = std::move(it->second);
   out_.erase(it);
   if (done->send.done) done->send.done(done->failure);
