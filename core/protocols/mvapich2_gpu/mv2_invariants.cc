@@ -127,16 +127,12 @@ void Mv2Invariants::released(RankId sender, const AuditEvent& e) {
       break;
     }
   }
-  for (auto* m : {&fins_}) {
-    for (auto it = m->begin(); it != m->end();) {
-      const bool mine = std::get<0>(it->first) == sender && std::get<2>(it->first) == e.transfer;
-      it = mine ? m->erase(it) : std::next(it);
-    }
-  }
-  for (auto it = written_.begin(); it != written_.end();) {
-    const bool mine = std::get<0>(it->first) == sender && std::get<2>(it->first) == e.transfer;
-    it = mine ? written_.erase(it) : std::next(it);
-  }
+  // The transfer is over: forget its blocks (ids are never reused).
+  const auto mine = [&](const BlockKey& k) {
+    return std::get<0>(k) == sender && std::get<2>(k) == e.transfer;
+  };
+  std::erase_if(fins_, [&](const auto& kv) { return mine(kv.first); });
+  std::erase_if(written_, [&](const auto& kv) { return mine(kv.first); });
 }
 
 }  // namespace tensorwire::mvapich2
