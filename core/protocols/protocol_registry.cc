@@ -6,6 +6,7 @@
 
 #include "core/assert.h"
 // One include and one line below per protocol; nothing else names them.
+#include "core/protocols/mvapich2_gpu/mvapich2_gpu_protocol.h"
 #include "core/protocols/oneflow_commnet/oneflow_commnet_protocol.h"
 #include "core/protocols/realm_broadcast/realm_broadcast_protocol.h"
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
@@ -13,11 +14,12 @@
 namespace tensorwire {
 namespace {
 
-const std::array<const ProtocolDescriptor*, 3>& registry() {
-  static const std::array<const ProtocolDescriptor*, 3> protocols = {
+const std::array<const ProtocolDescriptor*, 4>& registry() {
+  static const std::array<const ProtocolDescriptor*, 4> protocols = {
       &tf_verbs::tf_verbs_zero_copy_protocol(),
       &collectives::realm_collective_broadcast_protocol(),
       &oneflow::oneflow_commnet_protocol(),
+      &mvapich2::mvapich2_gpu_protocol(),
   };
   return protocols;
 }

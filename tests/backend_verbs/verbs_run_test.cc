@@ -372,6 +372,31 @@ TEST(VerbsRun, OneFlowCommNetReadsInChunksOnTwoRanksByteExact) {
   EXPECT_NE(r.output.find("[rank 1] PASS"), std::string::npos) << r.output;
 }
 
+// MVAPICH2-GPU on real queue pairs: RTS/CTS, RDMA writes into vbufs and the
+// user's buffer, a FIN per block, GPU staging through vbufs with GPU memory
+// standing in as host memory (--gpu-as-host), on 3 ranks; the naive baseline
+// on 2; and on CUDA GPUs with cudaMemcpyAsync where this machine has one.
+TEST(VerbsRun, Mvapich2GpuPipelinesBlocksThroughVbufsOnThreeRanksByteExact) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  const std::string path = "tests/backend_verbs/scenarios/mvapich2_gpu_3ranks.toml";
+  expect_passes_like_the_simulator(path, 3);
+  expect_passes_like_the_simulator("tests/backend_verbs/scenarios/mvapich2_gpu_2ranks_naive.toml", 2);
+  CliResult r = run_cli("launch -n 3 " + kRoot + "/" + path + " --gpu-as-host");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* rank : {"[rank 0] PASS", "[rank 1] PASS", "[rank 2] PASS"}) {
+    EXPECT_NE(r.output.find(rank), std::string::npos) << r.output;
+  }
+}
+
+TEST(VerbsRun, Mvapich2GpuStagesThroughCudaStreamsByteExact) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  Result<uint32_t> gpus = verbs::cuda::device_count();
+  if (!gpus) GTEST_SKIP() << "no CUDA GPU: " << gpus.status().to_string();
+  expect_passes_like_the_simulator("tests/backend_verbs/scenarios/mvapich2_gpu_2ranks_naive.toml", 2,
+                                   true);
+  expect_passes_like_the_simulator("tests/backend_verbs/scenarios/mvapich2_gpu_3ranks.toml", 3, true);
+}
+
 TEST(VerbsLaunch, TwoProcessesRunQuickstartAndRankZeroWritesMeasuredJson) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   const std::string json = temp_path("tw-launch");

@@ -98,6 +98,11 @@ TEST(SwarmDraw, TheDrawsReachEveryDeclaredFeature) {
         "gpu_direct = true", "dead = true", "shape = [0]", "[[workload.change]]",
         "order = \"send_first\"", "send_queue_depth", "eager_max_bytes = 0\n",
         "max_reads_in_flight = 3", "nodes = 4", "steps = 3"}},
+      {"mvapich2_gpu",
+       {"dst_memory = \"gpu", "src_memory = \"gpu", "gpu_direct = false", "gpu_direct = true",
+        "dead = true", "shape = [0]", "[[workload.change]]", "order = \"send_first\"",
+        "send_queue_depth", "staging = \"naive\"", "staging = \"pipelined\"",
+        "eager_max_bytes = 0\n", "vbuf_count = 1\n", "vbuf_count = 3", "nodes = 4", "steps = 3"}},
       {"realm_collective_broadcast",
        {"algorithm = \"naive\"", "algorithm = \"aggregation\"", "algorithm = \"radix_tree\"",
         "destinations = \"all", "gpu_direct = [[", "nvlink_bandwidth", "ib_pool_size",
@@ -204,6 +209,7 @@ std::vector<SwarmCase> swarm_cases() {
   for (uint64_t seed = 1; seed <= 60; ++seed) cases.push_back({"tf_verbs_zero_copy", seed});
   for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"realm_collective_broadcast", seed});
   for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"oneflow_commnet", seed});
+  for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"mvapich2_gpu", seed});
   return cases;
 }
 
@@ -212,6 +218,7 @@ INSTANTIATE_TEST_SUITE_P(DrawnScenarios, Swarm, ::testing::ValuesIn(swarm_cases(
                            const char first = info.param.protocol[0];
                            return std::string(first == 't'   ? "tf_verbs_"
                                               : first == 'o' ? "oneflow_"
+                                              : first == 'm' ? "mvapich2_"
                                                              : "broadcast_") +
                                   std::to_string(info.param.seed);
                          });

@@ -50,6 +50,8 @@ const std::vector<ZooRow>& rows() {
       {"read_reported_at_issue", "model_broadcast", CheckStrategy::kPct, {}, 100},
       {"release_at_read_post", "model_oneflow", CheckStrategy::kDfs, {}, 200},
       {"no_repost_on_read_done", "model_oneflow", CheckStrategy::kDfs, {}, 200},
+      {"vbuf_reuse_at_write_post", "model_mvapich2_gpu", CheckStrategy::kDfs, {}, 200},
+      {"fin_before_write_completion", "model_mvapich2_gpu", CheckStrategy::kDfs, {}, 200},
   };
   return kRows;
 }
