@@ -50,6 +50,7 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArgs& args) {
                      "--peer-timeout")
       ->type_name("SECONDS");
   add_verbs_options(*launch, args.verbs, false);
+  add_override_option(*launch, args.overrides);
   return launch;
 }
 
@@ -62,6 +63,7 @@ std::vector<std::string> rank_command_line(const LaunchArgs& args, const std::st
                                    "verbs",   "--rank",  std::to_string(rank),   "--world",
                                    std::to_string(world), "--coordinator", coordinator};
   if (args.has_seed) argv.insert(argv.end(), {"--seed", std::to_string(args.seed)});
+  for (const std::string& o : args.overrides) argv.insert(argv.end(), {"--set", o});
   if (!v.device.empty()) argv.insert(argv.end(), {"--device", v.device});
   if (!v.address.empty()) argv.insert(argv.end(), {"--address", v.address});
   if (v.gpu_as_host) argv.push_back("--gpu-as-host");
@@ -144,7 +146,9 @@ int launch_command(const LaunchArgs& args, std::ostream& out, std::ostream& err)
   long long grace_ms = 0;
   if (std::string e = launch_flags_problem(args, &world, &grace_ms); !e.empty()) return bad(e);
   // One clear error here rather than the same one from every rank.
-  std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
+  std::optional<std::vector<ScenarioOverride>> overrides = parse_override_flags(args.overrides, err);
+  if (!overrides) return kExitBadInput;
+  std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err, *overrides);
   if (!loaded) return kExitBadInput;
 #ifdef TENSORWIRE_WITH_VERBS
   if (Status st = check_scenario_for_verbs(*loaded, static_cast<uint32_t>(world),

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -29,6 +30,7 @@ struct LaunchArgs {
   uint64_t seed = 0;
   bool has_seed = false;
   std::string grace;         // seconds; empty: the --peer-timeout
+  std::vector<std::string> overrides;  // --set KEY=VALUE, passed to every rank
   VerbsArgs verbs;           // without rank/world/coordinator
 };
 

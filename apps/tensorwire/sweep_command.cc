@@ -15,6 +15,7 @@
 #include "apps/tensorwire/sweep_table.h"
 #include "core/assert.h"
 #include "core/units_format.h"
+#include "launch/rank_processes.h"
 #include "report/content_hash.h"
 #include "report/progress_bar.h"
 #include "scenario/scenario_loader.h"
@@ -90,7 +91,7 @@ std::optional<SweepPlan> plan_sweep(const SweepArgs& args, std::ostream& err) {
   Result<size_t> points = sweep_point_count(plan.axes);
   std::optional<size_t> jobs = parse_jobs(args.jobs, err);
   Result<std::string> text = read_text_file(args.scenario_path);
-  Result<std::string> executable = own_executable_path();
+  Result<std::string> executable = launch::self_executable();
   if (!points || !text || !executable) {
     const Status st = !points ? points.status() : !text ? text.status() : executable.status();
     err << kErrorPrefix << (text ? "" : args.scenario_path + ": ") << st.message() << "\n";

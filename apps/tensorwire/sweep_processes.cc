@@ -79,11 +79,4 @@ Status run_point_processes(const std::vector<PointProcess>& processes, size_t jo
   return first_error;
 }
 
-Result<std::string> own_executable_path() {
-  char buffer[4096];
-  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-  if (n <= 0) return system_error("readlink /proc/self/exe", errno);
-  return std::string(buffer, static_cast<size_t>(n));
-}
-
 }  // namespace tensorwire::app

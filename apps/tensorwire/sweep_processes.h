@@ -24,7 +24,4 @@ struct PointProcess {
 Status run_point_processes(const std::vector<PointProcess>& processes, size_t jobs,
                            const std::function<void(size_t, int)>& ended);
 
-// This executable's path (/proc/self/exe), for starting more of itself.
-Result<std::string> own_executable_path();
-
 }  // namespace tensorwire::app

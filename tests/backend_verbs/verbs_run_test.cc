@@ -397,6 +397,23 @@ TEST(VerbsRun, Mvapich2GpuStagesThroughCudaStreamsByteExact) {
   expect_passes_like_the_simulator("tests/backend_verbs/scenarios/mvapich2_gpu_3ranks.toml", 3, true);
 }
 
+// --set reaches every rank: the ping-pong scenario with another size and
+// protocol than its file's, as `sweep` and the protocol table run it.
+TEST(VerbsLaunch, OverridesReachEveryRank) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  const std::string json = temp_path("tw-launch-set");
+  CliResult r = run_cli("launch -n 2 " + kRoot + "/scenarios/pingpong.toml --json " + json +
+                        " --set 'workload.tensor[0].bytes=1MiB' --set protocol.name=oneflow_commnet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(json);
+  ASSERT_TRUE(in.good()) << json;
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["passed"], true);
+  EXPECT_EQ(j["protocol"]["name"], "oneflow_commnet");
+  EXPECT_EQ(j["steps"][0]["bytes"], 1u << 20);
+  std::filesystem::remove(json);
+}
+
 TEST(VerbsLaunch, TwoProcessesRunQuickstartAndRankZeroWritesMeasuredJson) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   const std::string json = temp_path("tw-launch");
@@ -491,6 +508,8 @@ TEST(VerbsCli, FlagErrorsNameTheFlagAndExitTwo) {
        "--gpu-as-host --qp-error-at 1",
        "--qp-error-at must be RANK:N"},
       {"launch -n 2 /no/such/file.toml", "/no/such/file.toml"},
+      {"launch -n 2 " + q + " --gpu-as-host --set cluster.nodes=9999",
+       "--set cluster.nodes=9999: cluster.nodes: 9999 is out of range"},
   };
   for (const Case& c : cases) {
     CliResult r = run_cli(c.args);
