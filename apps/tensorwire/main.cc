@@ -12,6 +12,7 @@
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/launch_command.h"
 #include "apps/tensorwire/plot_command.h"
+#include "apps/tensorwire/protocols_command.h"
 #include "apps/tensorwire/run_command.h"
 #include "apps/tensorwire/sweep_command.h"
 #include "report/progress_bar.h"
@@ -46,6 +47,8 @@ int tensorwire_main(int argc, char** argv) {
   CLI::App* sweep = add_sweep_command(app, sweep_args);
   PlotArgs plot_args;
   CLI::App* plot = add_plot_command(app, plot_args);
+  ProtocolsArgs protocols_args;
+  CLI::App* protocols = add_protocols_command(app, protocols_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -65,6 +68,7 @@ int tensorwire_main(int argc, char** argv) {
     return sweep_command(sweep_args, std::cout, std::cerr, tensorwire::report::stderr_is_terminal());
   }
   if (plot->parsed()) return plot_command(plot_args, std::cout, std::cerr);
+  if (protocols->parsed()) return protocols_command(protocols_args, std::cout, std::cerr);
   std::cerr << "tensorwire: error: no command given\n" << app.help();
   return kExitBadInput;
 }

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/protocols/protocol_registry.h"
 #include "report/content_hash.h"
 #include "tests/apps/cli_fixture.h"
 #include "tests/report/trace_nesting.h"
@@ -941,6 +942,28 @@ TEST_F(TensorwireCli, CompareWithANumberOutOfRangeIsExitTwoNamingTheFile) {
                                   ": not valid JSON: number overflow parsing '1e400' at line "))
       << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(TensorwireCli, ProtocolsListsEveryRegisteredProtocolByShape) {
+  CliRun r = run("protocols --names");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string expected;
+  for (const tensorwire::ProtocolDescriptor* p : tensorwire::registered_protocols()) {
+    expected += std::string(p->name()) + "\n";
+  }
+  EXPECT_EQ(r.out, expected);
+  r = run("protocols --shape point-to-point --names");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const tensorwire::ProtocolDescriptor* p : tensorwire::registered_protocols()) {
+    const bool listed = contains(r.out, std::string(p->name()) + "\n");
+    EXPECT_EQ(listed, p->shape() == tensorwire::ProtocolShape::kPointToPoint) << p->name();
+  }
+  r = run("protocols");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "planted bugs (check --plant-bug): ")) << r.out;
+  r = run("protocols --shape ring");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--shape must be 'point-to-point' or 'collective'")) << r.err;
 }
 
 }  // namespace
