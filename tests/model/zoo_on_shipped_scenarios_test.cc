@@ -50,6 +50,7 @@ const std::vector<ZooRow>& rows() {
       {"read_reported_at_issue", "model_broadcast", CheckStrategy::kPct, {}, 100},
       {"release_at_read_post", "model_oneflow", CheckStrategy::kDfs, {}, 200},
       {"no_repost_on_read_done", "model_oneflow", CheckStrategy::kDfs, {}, 200},
+      {"idle_before_ack", "legacy_model", CheckStrategy::kDfs, {}, 200},
   };
   return kRows;
 }
