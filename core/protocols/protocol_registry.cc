@@ -9,17 +9,19 @@
 #include "core/protocols/mvapich2_gpu/mvapich2_gpu_protocol.h"
 #include "core/protocols/oneflow_commnet/oneflow_commnet_protocol.h"
 #include "core/protocols/realm_broadcast/realm_broadcast_protocol.h"
+#include "core/protocols/tf_verbs_legacy/tf_verbs_legacy_protocol.h"
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
 
 namespace tensorwire {
 namespace {
 
-const std::array<const ProtocolDescriptor*, 4>& registry() {
-  static const std::array<const ProtocolDescriptor*, 4> protocols = {
+const std::array<const ProtocolDescriptor*, 5>& registry() {
+  static const std::array<const ProtocolDescriptor*, 5> protocols = {
       &tf_verbs::tf_verbs_zero_copy_protocol(),
       &collectives::realm_collective_broadcast_protocol(),
       &oneflow::oneflow_commnet_protocol(),
       &mvapich2::mvapich2_gpu_protocol(),
+      &tf_legacy::tf_verbs_legacy_protocol(),
   };
   return protocols;
 }
