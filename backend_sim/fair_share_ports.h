@@ -42,7 +42,10 @@ class FairSharePorts {
     bool live = false;
   };
   void recompute(uint32_t src, uint32_t dst);
+  void settle(Flow& f);
   void update(FlowId id);
+  double side_rate(const std::vector<FlowId>& flows) const;
+  void trace_utilisation(uint32_t src, uint32_t dst);
   void finish(FlowId id);
   void detach(FlowId id);
 
@@ -53,6 +56,9 @@ class FairSharePorts {
   std::vector<std::vector<FlowId>> tx_;  // per node: flows on its tx side
   std::vector<std::vector<FlowId>> rx_;  // per node: flows on its rx side
   uint64_t pass_ = 0;
+  // The utilisation last written to the trace, per node (tracing only).
+  std::vector<double> tx_utilisation_;
+  std::vector<double> rx_utilisation_;
 };
 
 }  // namespace tensorwire::sim
