@@ -9,6 +9,7 @@
 #include "core/assert.h"
 #include "scenario/jitter_section.h"
 #include "scenario/protocol_section.h"
+#include "scenario/scenario_include.h"
 #include "scenario/scenario_limits.h"
 #include "scenario/text_file.h"
 #include "scenario/toml_option_reader.h"
@@ -145,9 +146,12 @@ std::any read_collective_workload(const CollectiveProtocol& protocol, const toml
 }  // namespace
 
 Scenario load_scenario_string(std::string_view text, const std::string& source_name,
-                              const std::string& base_dir) {
+                              const std::string& base_dir,
+                              std::span<const ScenarioOverride> overrides) {
   const std::string& file = source_name;
-  const toml::table root = parse_toml_document(text, file);
+  toml::table root = parse_toml_document(text, file);
+  merge_includes(root, file, base_dir);
+  apply_scenario_overrides(root, overrides);
   TomlTableReader top(root, "", file,
                       {"name", "description", "seed", "run", "cluster", "protocol", "workload"});
   Scenario s;
@@ -179,11 +183,12 @@ Scenario load_scenario_string(std::string_view text, const std::string& source_n
   return s;
 }
 
-Scenario load_scenario_file(const std::string& path) {
+Scenario load_scenario_file(const std::string& path,
+                            std::span<const ScenarioOverride> overrides) {
   Result<std::string> text = read_text_file(path);
   if (!text) throw ScenarioError(path + ": " + text.status().message());
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return load_scenario_string(*text, path, dir);
+  return load_scenario_string(*text, path, dir, overrides);
 }
 
 std::string default_scenario_path() {

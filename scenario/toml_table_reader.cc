@@ -64,9 +64,15 @@ std::string shown_key(std::string_view key) {
                                        std::string_view key_path, std::string_view what) {
   // toml++ numbers lines and columns from 1; 0 means "unknown" (a table made
   // implicitly with no text of its own): point at the start of the file.
-  uint64_t line = where.begin.line == 0 ? 1 : where.begin.line;
-  uint64_t column = where.begin.line == 0 ? 1 : where.begin.column;
-  std::string message = file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+  // A value merged in from another file (an include) or typed on the command
+  // line (`--set KEY=VALUE`, whose text is its whole source) names where it came from.
+  const std::string& source = where.path && !where.path->empty() ? *where.path : file;
+  std::string message = source + ": ";
+  if (!source.starts_with(kCommandLineSourcePrefix)) {
+    const uint64_t line = where.begin.line == 0 ? 1 : where.begin.line;
+    const uint64_t column = where.begin.line == 0 ? 1 : where.begin.column;
+    message = source + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+  }
   if (!key_path.empty()) message += std::string(key_path) + ": ";
   message += what;
   throw ScenarioError(message);

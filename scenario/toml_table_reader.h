@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,7 +20,12 @@
 
 namespace tensorwire {
 
-// Throws ScenarioError naming `file` and the start of `where`.
+// The source name of a value typed on the command line: "--set KEY=VALUE".
+// Its errors name it without a line and column.
+inline constexpr std::string_view kCommandLineSourcePrefix = "--set ";
+
+// Throws ScenarioError naming `file` and the start of `where` (or the file or
+// command-line override the value at `where` came from, when it has its own).
 [[noreturn]] void throw_scenario_error(const std::string& file, const toml::source_region& where,
                                        std::string_view key_path, std::string_view what);
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/assert.h"
 #include "scenario/memory_place.h"
 #include "scenario/model_file.h"
 #include "scenario/parameter_server_workload.h"
@@ -129,6 +130,26 @@ void apply_state(const TensorState& s, TensorTransfer& t) {
 bool host_only_ok(const TensorTransfer& t) {
   return t.dtype != DataType::kString || (is_host(t.src_kind) && is_host(t.dst_kind));
 }
+// `shape`, or `bytes`: a one-dimensional tensor of that many bytes, so that a
+// size can be written (and swept) with units instead of as element counts.
+TensorShape read_shape_or_bytes(const TomlTableReader& r, DataType dtype) {
+  const std::optional<uint64_t> bytes = r.bytes("bytes", limits::kMaxTensorBytes);
+  if (!bytes) return r.shape("shape").value_or(TensorShape{});
+  if (r.has("shape")) r.fail("bytes", "give shape or bytes, not both");
+  if (dtype == DataType::kString) {
+    r.fail("bytes", "bytes is for fixed-size dtypes (a string tensor's size is its shape times "
+                    "string_bytes)");
+  }
+  const uint64_t element_bytes = data_type_size(dtype);
+  TW_ASSERT(element_bytes > 0);
+  if (*bytes % element_bytes != 0) {
+    r.fail("bytes", std::to_string(*bytes) + " bytes is not a whole number of " +
+                        data_type_name(dtype) + " elements (" + std::to_string(element_bytes) +
+                        " bytes each)");
+  }
+  return TensorShape{{static_cast<int64_t>(*bytes / element_bytes)}};
+}
+
 constexpr const char* kStringOnHost =
     "string tensors live in host memory (TensorFlow keeps DT_STRING on the host): use "
     "src_memory and dst_memory \"host\" or \"host_pageable\"";
@@ -137,7 +158,7 @@ TensorEntry parse_tensor(const toml::table& table, const std::string& path, cons
                          const Cluster& cluster) {
   TomlTableReader r(table, path, file,
                     {"name", "src", "dst", "dtype", "shape", "src_memory", "dst_memory", "order",
-                     "send_offset", "recv_offset", "dead", "string_bytes"});
+                     "send_offset", "recv_offset", "dead", "string_bytes", "bytes"});
   TensorTransfer t;
   t.name = r.required(r.string("name"), "name");
   if (t.name.empty() || t.name.size() > limits::kMaxTensorNameBytes) {
@@ -152,7 +173,7 @@ TensorEntry parse_tensor(const toml::table& table, const std::string& path, cons
                       "; a transfer goes between two ranks");
   }
   t.dtype = r.data_type("dtype").value_or(DataType::kFloat32);
-  t.shape = r.shape("shape").value_or(TensorShape{});
+  t.shape = read_shape_or_bytes(r, t.dtype);
   t.is_dead = r.boolean("dead").value_or(false);
   std::optional<uint64_t> string_bytes = r.bytes("string_bytes", limits::kMaxStringBytes);
   if (string_bytes && t.dtype != DataType::kString) {

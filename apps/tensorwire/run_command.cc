@@ -127,6 +127,16 @@ void add_verbs_options(CLI::App& command, VerbsArgs& args, bool with_placement) 
       ->group("");
 }
 
+void add_override_option(CLI::App& command, std::vector<std::string>& overrides) {
+  command
+      .add_option("--set", overrides,
+                  "Replace one scenario key, e.g. --set cluster.nic_bandwidth=200Gbps or "
+                  "--set 'workload.tensor[*].bytes=1MiB' (repeatable; VALUE is TOML, or a string "
+                  "when it is not)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+}
+
 CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
   CLI::App* run = app.add_subcommand(
       "run", "Run a scenario on the deterministic simulator (or one rank of it on a real RDMA "
@@ -149,6 +159,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
   run->add_flag("--timing-only", args.timing_only,
                 "Simulate timing only: move no payload bytes (for large scenarios)");
   add_memory_limit_option(*run, args.memory_limit);
+  add_override_option(*run, args.overrides);
   return run;
 }
 
@@ -258,7 +269,9 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
   }
   const std::string path = args.scenario_path.empty() ? default_scenario_path()
                                                       : args.scenario_path;
-  std::optional<Scenario> loaded = load_scenario_argument(path, err);
+  std::optional<std::vector<ScenarioOverride>> overrides = parse_override_flags(args.overrides, err);
+  if (!overrides) return kExitBadInput;
+  std::optional<Scenario> loaded = load_scenario_argument(path, err, *overrides);
   if (!loaded) return kExitBadInput;
   Scenario& scenario = *loaded;
   const bool payload = scenario.payload && !args.timing_only;
@@ -274,7 +287,7 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
   // The seed goes out before the run starts, so a run that never ends can
   // still be replayed.
   out << "tensorwire run " << path << " --seed " << seed << (payload ? "" : " --timing-only")
-      << "\n"
+      << override_flags_text(*overrides) << "\n"
       << estimate.str() << std::flush;
 
   report::ChromeTraceWriter chrome_trace;

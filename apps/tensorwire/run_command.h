@@ -1,11 +1,12 @@
 // `tensorwire run [SCENARIO] [--seed N] [--trace FILE] [--json FILE]
-// [--timing-only] [--memory-limit SIZE]`: load a scenario, run it on the simulator, print the
+// [--timing-only] [--memory-limit SIZE] [--set KEY=VALUE ...]`: load a scenario, run it on the simulator, print the
 // summary, write the requested files. Returns an exit code (exit_codes.h).
 #pragma once
 
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -37,6 +38,7 @@ struct RunArgs {
   std::string json_path;      // empty: no results JSON
   bool timing_only = false;
   std::string memory_limit;   // --memory-limit as typed (checked); empty: the default
+  std::vector<std::string> overrides;  // --set KEY=VALUE, as typed (checked when loading)
   std::string backend = "sim";  // "sim" | "verbs"
   VerbsArgs verbs;
 };
@@ -49,6 +51,9 @@ void add_seed_option(CLI::App& command, uint64_t& seed, bool& has_seed,
                      const std::string& description =
                          "Seed for every random choice (default: the scenario's seed). The "
                          "same seed gives byte-identical results");
+
+// Adds --set KEY=VALUE (repeatable) to a command.
+void add_override_option(CLI::App& command, std::vector<std::string>& overrides);
 
 // Adds the `run` subcommand to `app`, filling `args` when it parses.
 CLI::App* add_run_command(CLI::App& app, RunArgs& args);

@@ -266,7 +266,9 @@ int verbs_run_command(const RunArgs& args, std::ostream& out, std::ostream& err)
 
   const std::string path = args.scenario_path.empty() ? default_scenario_path()
                                                       : args.scenario_path;
-  std::optional<Scenario> loaded = load_scenario_argument(path, err);
+  std::optional<std::vector<ScenarioOverride>> overrides = parse_override_flags(args.overrides, err);
+  if (!overrides) return kExitBadInput;
+  std::optional<Scenario> loaded = load_scenario_argument(path, err, *overrides);
   if (!loaded) return kExitBadInput;
   if (Status st = check_scenario_for_verbs(*loaded, options.world, options.gpu_as_host);
       !st.is_ok()) {
