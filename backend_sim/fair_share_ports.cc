@@ -10,7 +10,8 @@ namespace tensorwire::sim {
 
 FairSharePorts::FairSharePorts(SimContext& context, uint32_t nodes, double bandwidth_bytes_per_s)
     : context_(context), bandwidth_bytes_per_s_(bandwidth_bytes_per_s), tx_(nodes), rx_(nodes),
-      tx_utilisation_(nodes, 0.0), rx_utilisation_(nodes, 0.0) {
+      tx_utilisation_(nodes, 0.0), rx_utilisation_(nodes, 0.0), tx_traced_pass_(nodes, 0),
+      rx_traced_pass_(nodes, 0) {
   // The simulator validated the cluster: every share of a port is positive.
   TW_ASSERT_HOT_MSG(bandwidth_bytes_per_s_ > 0, "a port's bandwidth is positive");
 }
@@ -128,12 +129,21 @@ double FairSharePorts::side_rate(const std::vector<FlowId>& flows) const {
 // rates of flows on src's tx and dst's rx moved, and with them their other sides).
 void FairSharePorts::trace_utilisation(uint32_t src, uint32_t dst) {
   auto emit = [this](uint32_t node, bool tx) {
+    // Once per side and pass: many flows of this pass may share a side.
+    std::vector<uint64_t>& seen = tx ? tx_traced_pass_ : rx_traced_pass_;
+    if (seen[node] == pass_) return;
+    seen[node] = pass_;
     std::vector<double>& last = tx ? tx_utilisation_ : rx_utilisation_;
     const double now_value = side_rate(tx ? tx_[node] : rx_[node]) / bandwidth_bytes_per_s_;
     if (now_value == last[node]) return;
     last[node] = now_value;
-    context_.trace.counter("node" + std::to_string(node) + (tx ? "/nic tx" : "/nic rx"),
-                           context_.now(), now_value);
+    std::vector<std::string>& names = tx ? tx_track_names_ : rx_track_names_;
+    if (names.empty()) {
+      for (size_t n = 0; n < tx_.size(); ++n) {
+        names.push_back("node" + std::to_string(n) + (tx ? "/nic tx" : "/nic rx"));
+      }
+    }
+    context_.trace.counter(names[node], context_.now(), now_value);
   };
   emit(src, true);
   emit(dst, false);

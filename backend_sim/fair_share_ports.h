@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "backend_sim/sim_context.h"
@@ -59,6 +60,10 @@ class FairSharePorts {
   // The utilisation last written to the trace, per node (tracing only).
   std::vector<double> tx_utilisation_;
   std::vector<double> rx_utilisation_;
+  std::vector<uint64_t> tx_traced_pass_;  // the recompute pass that last wrote each side
+  std::vector<uint64_t> rx_traced_pass_;
+  std::vector<std::string> tx_track_names_;  // "node3/nic tx", made when first traced
+  std::vector<std::string> rx_track_names_;
 };
 
 }  // namespace tensorwire::sim

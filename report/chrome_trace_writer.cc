@@ -218,9 +218,23 @@ void ChromeTraceWriter::causal_slice(std::string_view track, std::string_view na
 }
 
 void ChromeTraceWriter::counter(std::string_view track, TimeNs at_ns, double value) {
+  auto known = counter_names_.find(track);
+  if (known == counter_names_.end()) {
+    known = counter_names_.emplace(std::string(track), name_index(std::string(track) + " utilisation"))
+                .first;
+  }
+  const uint32_t name = known->second;
+  if (name >= last_counter_of_name_.size()) last_counter_of_name_.resize(name + 1, SIZE_MAX);
+  // Several changes at one instant (a step posting many writes at once) are
+  // one value to the viewer: the last one stands.
+  const size_t last = last_counter_of_name_[name];
+  if (last != SIZE_MAX && counters_[last].at_ns == at_ns) {
+    counters_[last].value = value;
+    return;
+  }
   const std::optional<uint32_t> node = node_of_track(track);
-  counters_.push_back(Counter{at_ns, value, node ? int64_t{*node} : kOtherProcessId,
-                              name_index(std::string(track) + " utilisation")});
+  last_counter_of_name_[name] = counters_.size();
+  counters_.push_back(Counter{at_ns, value, node ? int64_t{*node} : kOtherProcessId, name});
 }
 
 void ChromeTraceWriter::set_metadata(std::string_view key, std::string_view value) {

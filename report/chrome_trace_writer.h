@@ -128,6 +128,8 @@ class ChromeTraceWriter final : public TraceSink {
   std::string details_;  // every detail text back to back
   std::vector<Event> events_;
   std::vector<Counter> counters_;
+  std::vector<size_t> last_counter_of_name_;  // by name index; SIZE_MAX: none yet
+  IndexMap counter_names_;                    // a counter's track -> its name's index
   bool has_flows_ = false;
   std::vector<std::pair<std::string, std::string>> metadata_;
   // The last track looked up: consecutive events often share one.
