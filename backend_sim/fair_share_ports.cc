@@ -1,6 +1,7 @@
 #include "backend_sim/fair_share_ports.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "core/assert.h"
@@ -8,7 +9,9 @@
 namespace tensorwire::sim {
 
 FairSharePorts::FairSharePorts(SimContext& context, uint32_t nodes, double bandwidth_bytes_per_s)
-    : context_(context), bandwidth_bytes_per_s_(bandwidth_bytes_per_s), tx_(nodes), rx_(nodes) {
+    : context_(context), bandwidth_bytes_per_s_(bandwidth_bytes_per_s), tx_(nodes), rx_(nodes),
+      tx_utilisation_(nodes, 0.0), rx_utilisation_(nodes, 0.0), tx_traced_pass_(nodes, 0),
+      rx_traced_pass_(nodes, 0) {
   // The simulator validated the cluster: every share of a port is positive.
   TW_ASSERT_HOT_MSG(bandwidth_bytes_per_s_ > 0, "a port's bandwidth is positive");
 }
@@ -43,6 +46,7 @@ FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
 void FairSharePorts::cancel(FlowId id) {
   if (id >= flows_.size() || !flows_[id].live) return;
   const uint32_t src = flows_[id].src, dst = flows_[id].dst;
+  settle(flows_[id]);  // what it moved before it stopped
   detach(id);
   recompute(src, dst);
 }
@@ -63,16 +67,25 @@ void FairSharePorts::detach(FlowId id) {
   free_.push_back(id);
 }
 
+// Moves the flow's progress up to now at its current rate, and counts the
+// bytes moved against both port sides.
+void FairSharePorts::settle(Flow& f) {
+  const TimeNs now = context_.now();
+  TW_ASSERT_HOT_MSG(now >= f.last_update_ns, "a flow's progress is settled forward in time");
+  const double elapsed_s = static_cast<double>(now - f.last_update_ns) * 1e-9;
+  // Rounding may drain a flow slightly past zero: the bytes in flight never go negative.
+  const double moved = std::min(f.remaining_bytes, f.rate_bytes_per_s * elapsed_s);
+  f.remaining_bytes -= moved;
+  f.last_update_ns = now;
+  context_.meter.add_port_bytes(f.src, f.dst, moved);
+}
+
 // Settles progress at the old rate, then sets the new rate and end event.
 void FairSharePorts::update(FlowId id) {
   Flow& f = flows_[id];
   TW_ASSERT_HOT(f.live);
   const TimeNs now = context_.now();
-  TW_ASSERT_HOT_MSG(now >= f.last_update_ns, "a flow's progress is settled forward in time");
-  const double elapsed_s = static_cast<double>(now - f.last_update_ns) * 1e-9;
-  // Rounding may drain a flow slightly past zero: the bytes in flight never go negative.
-  f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate_bytes_per_s * elapsed_s);
-  f.last_update_ns = now;
+  settle(f);
   TW_ASSERT_HOT_MSG(!tx_[f.src].empty() && !rx_[f.dst].empty(), "a live flow shares both its sides");
   const double tx_share = bandwidth_bytes_per_s_ / static_cast<double>(tx_[f.src].size());
   const double rx_share = bandwidth_bytes_per_s_ / static_cast<double>(rx_[f.dst].size());
@@ -102,12 +115,49 @@ void FairSharePorts::recompute(uint32_t src, uint32_t dst) {
   };
   visit(tx_[src]);
   visit(rx_[dst]);
+  if (context_.tracing) trace_utilisation(src, dst);
+}
+
+double FairSharePorts::side_rate(const std::vector<FlowId>& flows) const {
+  double rate = 0;
+  for (FlowId id : flows) rate += flows_[id].rate_bytes_per_s;
+  return rate;
+}
+
+// A counter per port side, its share of the bandwidth in use, written when it
+// changes: every side a flow of this pass runs over may have changed (the
+// rates of flows on src's tx and dst's rx moved, and with them their other sides).
+void FairSharePorts::trace_utilisation(uint32_t src, uint32_t dst) {
+  auto emit = [this](uint32_t node, bool tx) {
+    // Once per side and pass: many flows of this pass may share a side.
+    std::vector<uint64_t>& seen = tx ? tx_traced_pass_ : rx_traced_pass_;
+    if (seen[node] == pass_) return;
+    seen[node] = pass_;
+    std::vector<double>& last = tx ? tx_utilisation_ : rx_utilisation_;
+    const double now_value = side_rate(tx ? tx_[node] : rx_[node]) / bandwidth_bytes_per_s_;
+    if (now_value == last[node]) return;
+    last[node] = now_value;
+    std::vector<std::string>& names = tx ? tx_track_names_ : rx_track_names_;
+    if (names.empty()) {
+      for (size_t n = 0; n < tx_.size(); ++n) {
+        names.push_back("node" + std::to_string(n) + (tx ? "/nic tx" : "/nic rx"));
+      }
+    }
+    context_.trace.counter(names[node], context_.now(), now_value);
+  };
+  emit(src, true);
+  emit(dst, false);
+  for (FlowId id : tx_[src]) emit(flows_[id].dst, false);
+  for (FlowId id : rx_[dst]) emit(flows_[id].src, true);
 }
 
 void FairSharePorts::finish(FlowId id) {
   Flow& f = flows_[id];
   TW_ASSERT_HOT_MSG(f.live, "a cancelled flow's end event never runs");
   const uint32_t src = f.src, dst = f.dst;
+  // Its end event was set for the moment its last byte leaves.
+  context_.meter.add_port_bytes(src, dst, f.remaining_bytes);
+  f.remaining_bytes = 0;
   std::function<void()> done = std::move(f.on_drained);
   f.finish = {};
   detach(id);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "backend_sim/sim_context.h"
@@ -42,7 +43,10 @@ class FairSharePorts {
     bool live = false;
   };
   void recompute(uint32_t src, uint32_t dst);
+  void settle(Flow& f);
   void update(FlowId id);
+  double side_rate(const std::vector<FlowId>& flows) const;
+  void trace_utilisation(uint32_t src, uint32_t dst);
   void finish(FlowId id);
   void detach(FlowId id);
 
@@ -53,6 +57,13 @@ class FairSharePorts {
   std::vector<std::vector<FlowId>> tx_;  // per node: flows on its tx side
   std::vector<std::vector<FlowId>> rx_;  // per node: flows on its rx side
   uint64_t pass_ = 0;
+  // The utilisation last written to the trace, per node (tracing only).
+  std::vector<double> tx_utilisation_;
+  std::vector<double> rx_utilisation_;
+  std::vector<uint64_t> tx_traced_pass_;  // the recompute pass that last wrote each side
+  std::vector<uint64_t> rx_traced_pass_;
+  std::vector<std::string> tx_track_names_;  // "node3/nic tx", made when first traced
+  std::vector<std::string> rx_track_names_;
 };
 
 }  // namespace tensorwire::sim

@@ -151,6 +151,7 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
   const uint64_t seq = next_seq_++;
   qp.outstanding.emplace(seq, wr);
   qp.send_queue.push_back(seq);
+  if (context_.tracing && context_.cause_seq != 0) causes_.emplace(seq, context_.cause_seq);
   begin_dma(context_, rank, peer, seq, wr);
   TW_ASSERT_HOT(qp.outstanding.size() <= context_.cluster.send_queue_depth);
   pump(rank, peer);
@@ -268,14 +269,23 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
                                  std::to_string(peer) + ", " +
                                  std::to_string(it->second.local.length) + " bytes";
       const TimeNs duration = context_.now() - started_ns;
-      context_.trace.slice("node" + std::to_string(rank) + "/nic tx to node" + std::to_string(peer),
-                           work_opcode_name(it->second.opcode), started_ns, duration, detail);
+      // An arrow from the message whose handling posted this one (a
+      // request to the write it caused), and from this one to what it causes.
+      const auto cause = causes_.find(seq);
+      const uint64_t flow_in = cause == causes_.end() ? 0 : cause->second;
+      if (cause != causes_.end()) causes_.erase(cause);
+      context_.trace.causal_slice(
+          "node" + std::to_string(rank) + "/nic tx to node" + std::to_string(peer),
+          work_opcode_name(it->second.opcode), started_ns, duration, detail, flow_in, seq);
       context_.trace.slice("node" + std::to_string(peer) + "/nic rx from node" + std::to_string(rank),
                            work_opcode_name(it->second.opcode), started_ns + latency, duration, detail);
     }
   }
   const uint64_t what = context_.events.what(rank, peer, seq);
-  context_.events.schedule_after(latency, peer, "arrival", what, [this, rank, peer, seq] {
+  // The cluster's message-latency noise (0 without jitter) delays the bytes
+  // landing; the queue pair still delivers in order (process_arrivals).
+  context_.events.schedule_after(latency + context_.jitter.message_ns(), peer, "arrival", what,
+                                 [this, rank, peer, seq] {
     QueuePair& in = qps_[peer][rank];  // process_arrivals reports using it
     for (Arrival& a : in.arrivals) {
       if (a.seq == seq) {
@@ -337,7 +347,8 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
                                  std::to_string(wr.local.length) + " bytes");
           }
           context_.events.schedule_after(
-              latency, rank, "arrival", context_.events.what(rank, peer, seq),
+              latency + context_.jitter.message_ns(), rank, "arrival",
+              context_.events.what(rank, peer, seq),
               [this, rank, peer, seq, wr, data = std::move(data)] {
                 context_.events.use(SharedObject::queue_pair(rank, peer));
                 context_.events.use(SharedObject::send_queue(rank, peer));
@@ -351,7 +362,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
                 }
                 context_.stats[rank].rdma_reads += 1;
                 complete_send(rank, peer, seq, context_.now(), CompletionStatus::kSuccess,
-                              wr.local.length);
+                              wr.local.length, /*cause_seq=*/seq);
                 pump(rank, peer);
               });
         });
@@ -422,7 +433,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
     if (needs_recv) {
       const Completion c = consumed_receive(wr, in.recvs.front().wr_id);
       in.recvs.pop_front();
-      deliver(receiver, sender, context_.now(), c);
+      deliver(receiver, sender, context_.now(), c, /*cause_seq=*/a.seq);
     }
     complete_send(sender, receiver, a.seq, context_.now() + latency, CompletionStatus::kSuccess,
                   length);
@@ -430,7 +441,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
 }
 
 void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs at,
-                                CompletionStatus status, uint32_t byte_len) {
+                                CompletionStatus status, uint32_t byte_len, uint64_t cause_seq) {
   QueuePair& qp = qps_[rank][peer];
   TW_ASSERT_HOT_MSG(at >= context_.now(), "a completion is never in the past");
   // Every completion is decided where a write or send lands, or where it is
@@ -442,7 +453,8 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
   if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
   qp.last_completion_ns = at;
   const uint64_t what = context_.events.what(peer, static_cast<uint64_t>(status), byte_len, seq);
-  context_.events.schedule_at(at, rank, "completion", what, [this, rank, peer, seq, status, byte_len] {
+  context_.events.schedule_at(at, rank, "completion", what,
+                              [this, rank, peer, seq, status, byte_len, cause_seq] {
     QueuePair& q = qps_[rank][peer];
     context_.events.use(SharedObject::queue_pair(rank, peer));
     auto it = q.outstanding.find(seq);
@@ -462,7 +474,7 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
     // has a range at the peer.
     context_.sanitizer.end(seq, rank, it->second.opcode == WorkOpcode::kRdmaRead ? peer : rank);
     q.outstanding.erase(it);
-    hand_over(rank, c);
+    hand_over(rank, c, cause_seq);
     // The failing request completes first, then the QP flushes the rest.
     if (status != CompletionStatus::kSuccess) {
       enter_error(rank, peer, CompletionStatus::kWorkRequestFlushed);
@@ -474,7 +486,8 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
   });
 }
 
-void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion) {
+void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion,
+                          uint64_t cause_seq) {
   QueuePair& qp = qps_[rank][peer];
   TW_ASSERT_HOT_MSG(at >= context_.now(), "a completion is never in the past");
   completion.qp = QpHandle{peer + 1};
@@ -486,15 +499,19 @@ void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion co
   const uint64_t what = context_.events.what(completion.wr_id, peer, static_cast<uint64_t>(completion.opcode),
                                    static_cast<uint64_t>(completion.status), completion.byte_len,
                                    completion.imm_data);
-  context_.events.schedule_at(at, rank, "completion", what,
-                              [this, rank, completion] { hand_over(rank, completion); });
+  context_.events.schedule_at(at, rank, "completion", what, [this, rank, completion, cause_seq] {
+    hand_over(rank, completion, cause_seq);
+  });
 }
 
-void RcTransport::hand_over(uint32_t rank, const Completion& completion) {
+void RcTransport::hand_over(uint32_t rank, const Completion& completion, uint64_t cause_seq) {
   if (context_.crashed[rank]) return;
   if (completion.status != CompletionStatus::kSuccess) context_.stats[rank].completions_error += 1;
   if (context_.observer != nullptr) context_.observer->on_completion(rank, completion);
+  // What the handler posts was caused by the message it handles.
+  const uint64_t outer = std::exchange(context_.cause_seq, cause_seq);
   if (handlers_[rank]) handlers_[rank](completion);
+  context_.cause_seq = outer;
 }
 
 void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus first_status) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "backend_sim/fair_share_ports.h"
@@ -86,13 +87,18 @@ class RcTransport {
   void process_arrivals(uint32_t receiver, uint32_t sender);
   // Completion of the sender's work request `seq` at time `at`; an error
   // status also moves the QP to error when it is delivered.
+  // `cause_seq`: the message the completion reports the arrival of (a read's
+  // response), 0 for none.
   void complete_send(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs at,
-                     CompletionStatus status, uint32_t byte_len);
+                     CompletionStatus status, uint32_t byte_len, uint64_t cause_seq = 0);
   // Schedules `completion` for rank's progress loop at `at` (or just after
-  // the QP's previous completion).
-  void deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion);
-  // Gives a completion to rank's handler now.
-  void hand_over(uint32_t rank, const Completion& completion);
+  // the QP's previous completion); `cause_seq` is the message it reports the
+  // arrival of (0: none).
+  void deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion,
+               uint64_t cause_seq = 0);
+  // Gives a completion to rank's handler now; what the handler posts counts
+  // as caused by message `cause_seq` (the trace's flow arrows).
+  void hand_over(uint32_t rank, const Completion& completion, uint64_t cause_seq = 0);
   void enter_error(uint32_t rank, uint32_t peer, CompletionStatus first_status);
   void trace_error(uint32_t rank, uint32_t peer, const char* what, const Status& why);
 
@@ -103,6 +109,9 @@ class RcTransport {
   std::vector<std::vector<QueuePair>> qps_;  // [rank][peer]
   std::vector<CompletionHandler> handlers_;
   uint64_t next_seq_ = 1;
+  // Tracing only: a posted work request -> the message whose handling posted
+  // it, until the request's slice is written (lookup only, never iterated).
+  std::unordered_map<uint64_t, uint64_t> causes_;
 };
 
 }  // namespace tensorwire::sim

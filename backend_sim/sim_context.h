@@ -12,6 +12,8 @@
 
 #include "backend_sim/dma_sanitizer.h"
 #include "backend_sim/event_queue.h"
+#include "backend_sim/jitter_source.h"
+#include "backend_sim/resource_meter.h"
 #include "backend_sim/sim_config.h"
 #include "backend_sim/sim_observer.h"
 #include "core/transport_stats.h"
@@ -30,7 +32,8 @@ struct SimContext {
   SimContext(Cluster c, SimOptions o, TraceSink& t, bool tracing_on)
       : cluster(std::move(c)), options(o), trace(t), tracing(tracing_on),
         stats(cluster.nodes), cpu_free_ns(cluster.nodes, 0), crashed(cluster.nodes, false),
-        failing_registrations(cluster.nodes, 0), sanitizer(cluster.nodes) {}
+        failing_registrations(cluster.nodes, 0), sanitizer(cluster.nodes), meter(cluster),
+        jitter(cluster.jitter, options.seed) {}
 
   Cluster cluster;
   SimOptions options;
@@ -51,6 +54,14 @@ struct SimContext {
   // Every in-flight DMA's ranges, checked against frees, deregistrations, CPU
   // accesses and other DMAs: always on, in run and under check.
   DmaSanitizer sanitizer;
+  // How busy each port side, copy engine and CPU was (for "where the time went").
+  ResourceMeter meter;
+  // The cluster's jitter model's draws (off unless the scenario asks).
+  JitterSource jitter;
+  // The message (RcTransport's work request sequence number) whose completion
+  // the running handler is handling, 0 outside one: what the rank posts now
+  // was caused by it (the trace's flow arrows). Only kept while tracing.
+  uint64_t cause_seq = 0;
 
   TimeNs now() const { return events.now_ns(); }
   TimeNs cpu_ready_ns(uint32_t rank) const { return std::max(now(), cpu_free_ns[rank]); }
@@ -60,6 +71,7 @@ struct SimContext {
     // Saturating: absurd but loadable costs must not overflow the clock.
     constexpr TimeNs kForever = std::numeric_limits<TimeNs>::max() / 4;
     cpu_free_ns[rank] = cost_ns > kForever - start ? kForever : start + cost_ns;
+    meter.add_cpu(rank, cpu_free_ns[rank] - start);
     // Work that ends later than now delays what waits for the CPU (the NIC
     // putting a request on the wire): the model checker must know.
     if (cpu_free_ns[rank] > now()) events.use(SharedObject::cpu(rank));

@@ -41,7 +41,10 @@ Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffe
                                   : context_.cluster.pcie_bandwidth_bytes_per_s;
   const TimeNs latency = nvlink ? context_.cluster.nvlink_latency_ns : context_.cluster.pcie_latency_ns;
   const TimeNs start = std::max(context_.cpu_ready_ns(rank_), engine_free_ns_[gpu]);
-  const TimeNs busy_ns = transfer_time_ns(static_cast<double>(bytes), bandwidth);
+  // Copy-engine noise (the cluster's jitter model) lengthens the copy itself:
+  // the engine is busy for it, so the copies queued behind it wait too.
+  const TimeNs busy_ns =
+      transfer_time_ns(static_cast<double>(bytes), bandwidth) + context_.jitter.copy_ns();
   // One copy at a time per engine, in submission order: the engine's next
   // free time only moves forward (the cluster's costs were validated >= 0).
   TW_ASSERT_MSG(busy_ns >= 0 && latency >= 0, "a copy takes no negative time");
@@ -50,6 +53,7 @@ Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffe
   const TimeNs end = start + busy_ns + latency;
   context_.stats[rank_].copy_engine_bytes += bytes;
   context_.stats[rank_].copy_engine_copies += 1;
+  context_.meter.add_copy(rank_, gpu, bytes, busy_ns);
   if (context_.tracing) {
     context_.trace.slice("node" + std::to_string(rank_) + "/copy" + std::to_string(gpu),
                          is_device(dst.kind) && is_device(src.kind) ? "device to device"
@@ -86,9 +90,12 @@ void SimCopyEngine::schedule_copy(TimeNs end, const Buffer& dst, uint64_t dst_of
   context_.sanitizer.begin(id, DmaOp{DmaOpKind::kCopy, rank_, rank_, 0, context_.now()},
                            DmaRange{rank_, src.addr + src_offset, bytes},
                            DmaRange{rank_, dst.addr + dst_offset, bytes}, context_.now());
+  // What the copy's callback posts was caused by what caused the copy (a
+  // request staged through host memory still points at its write).
+  const uint64_t cause_seq = context_.cause_seq;
   context_.events.schedule_at(
       end, rank_, "copy", context_.events.what(dst.addr, dst_offset, src.addr, src_offset, bytes),
-      [this, id, dst, dst_offset, src, src_offset, bytes, done = std::move(done)] {
+      [this, id, dst, dst_offset, src, src_offset, bytes, cause_seq, done = std::move(done)] {
         context_.sanitizer.end(id, rank_, rank_);
         if (context_.crashed[rank_]) return;
         Status st;
@@ -104,7 +111,9 @@ void SimCopyEngine::schedule_copy(TimeNs end, const Buffer& dst, uint64_t dst_of
             if (!from.empty() && !to.empty()) std::memmove(to.data(), from.data(), bytes);
           }
         }
+        const uint64_t outer = std::exchange(context_.cause_seq, cause_seq);
         done(st);
+        context_.cause_seq = outer;
       });
 }
 

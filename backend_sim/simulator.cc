@@ -39,6 +39,12 @@ void validate(const Cluster& c) {
     fail("latencies and costs must not be negative");
   }
   if (c.send_queue_depth == 0) fail("send_queue_depth must be positive");
+  for (const JitterSpec* j : {&c.jitter.message_latency, &c.jitter.copy_engine}) {
+    if (j->mean_ns < 0 || j->stddev_ns < 0 || j->median_ns < 0 || j->min_ns < 0 ||
+        j->max_ns < j->min_ns || !(j->sigma >= 0 && j->sigma <= 10)) {
+      fail("jitter parameters must be non-negative, uniform's max at least its min, sigma in [0, 10]");
+    }
+  }
   if (!c.gpu_direct.empty()) {
     if (c.gpu_direct.size() != c.nodes) fail("gpu_direct needs one entry per node");
     for (const auto& node : c.gpu_direct) {
@@ -117,6 +123,8 @@ uint64_t Simulator::events_processed() const { return impl_->context.events.proc
 
 const TransportStats& Simulator::stats(RankId r) const { return impl_->context.stats.at(r); }
 
+std::vector<ResourceUsage> Simulator::resource_usage() const { return impl_->context.meter.usage(); }
+
 TransportStats Simulator::total_stats() const {
   TransportStats total;
   for (const TransportStats& s : impl_->context.stats) total += s;
@@ -145,6 +153,7 @@ uint64_t Simulator::state_digest() const {
   for (TimeNs free_ns : c.cpu_free_ns) d.add(static_cast<uint64_t>(std::max<TimeNs>(free_ns - c.events.now_ns(), 0)));
   for (uint32_t failing : c.failing_registrations) d.add(failing);
   for (bool dead : c.crashed) d.add(dead ? 1 : 0);
+  c.jitter.digest(d);
   return d.value();
 }
 void Simulator::break_queue_pair(RankId a, RankId b) {

@@ -11,6 +11,7 @@
 
 #include "backend_sim/sim_config.h"
 #include "core/problem.h"
+#include "core/resource_usage.h"
 #include "core/transport_stats.h"
 #include "core/rank_env.h"
 #include "core/trace_sink.h"
@@ -44,6 +45,9 @@ class Simulator {
   // Per-rank and whole-cluster counters.
   const TransportStats& stats(RankId r) const;
   TransportStats total_stats() const;
+  // How busy every port side, copy engine and CPU has been so far
+  // (core/resource_usage.h), node by node.
+  std::vector<ResourceUsage> resource_usage() const;
 
   // Faults (simulator-only API).
   void crash_rank(RankId r);                  // peers' QPs to it go to error

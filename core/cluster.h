@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/jitter_model.h"
 
 namespace tensorwire {
 
@@ -36,6 +37,8 @@ struct Cluster {
   // (7 means forever, as in verbs), then kRnrRetryExceeded.
   TimeNs rnr_delay_ns = 10000;
   uint32_t rnr_retry_count = 7;
+  // Noise on message latencies and copies ([cluster.jitter]); off by default.
+  JitterModel jitter;
 
   bool has_gpu_direct(uint32_t node, uint32_t gpu) const {
     if (gpu_direct.empty()) return true;

@@ -12,11 +12,13 @@
 #include <functional>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/cluster.h"
 #include "core/coverage.h"
 #include "core/option_reader.h"
@@ -55,10 +57,23 @@ struct CollectiveRequest {
   std::function<void(size_t done, size_t total)> on_progress;
 };
 
+// A collective's own lower bound on its operation's time, from its plan, and
+// the time the operation took: what the summary's "where the time went"
+// section measures efficiency against.
+struct CollectiveTimeBound {
+  TimeNs bound_ns = 0;
+  TimeNs achieved_ns = 0;
+  std::string what;  // how the bound is made ("busiest link + depth x chunk")
+};
+
 // The protocol's account of one run, rendered by the protocol itself.
 class CollectiveAccount {
  public:
   virtual ~CollectiveAccount() = default;
+
+  // The plan's bound and the operation's time; nullopt for a protocol whose
+  // plan gives none (the resource bound still applies).
+  virtual std::optional<CollectiveTimeBound> time_bound() const { return std::nullopt; }
 
   // The summary's middle section: what was asked, the plan, the outcome.
   virtual std::string summary_section() const = 0;

@@ -208,6 +208,35 @@ void ChromeTraceWriter::instant(std::string_view track, std::string_view name, T
   add(track, name, at_ns, 0, detail, true);
 }
 
+void ChromeTraceWriter::causal_slice(std::string_view track, std::string_view name,
+                                     TimeNs start_ns, TimeNs duration_ns, std::string_view detail,
+                                     uint64_t flow_in, uint64_t flow_out) {
+  add(track, name, start_ns, duration_ns, detail, false);
+  events_.back().flow_in = flow_in;
+  events_.back().flow_out = flow_out;
+  has_flows_ = has_flows_ || flow_in != 0;
+}
+
+void ChromeTraceWriter::counter(std::string_view track, TimeNs at_ns, double value) {
+  auto known = counter_names_.find(track);
+  if (known == counter_names_.end()) {
+    known = counter_names_.emplace(std::string(track), name_index(std::string(track) + " utilisation"))
+                .first;
+  }
+  const uint32_t name = known->second;
+  if (name >= last_counter_of_name_.size()) last_counter_of_name_.resize(name + 1, SIZE_MAX);
+  // Several changes at one instant (a step posting many writes at once) are
+  // one value to the viewer: the last one stands.
+  const size_t last = last_counter_of_name_[name];
+  if (last != SIZE_MAX && counters_[last].at_ns == at_ns) {
+    counters_[last].value = value;
+    return;
+  }
+  const std::optional<uint32_t> node = node_of_track(track);
+  last_counter_of_name_[name] = counters_.size();
+  counters_.push_back(Counter{at_ns, value, node ? int64_t{*node} : kOtherProcessId, name});
+}
+
 void ChromeTraceWriter::set_metadata(std::string_view key, std::string_view value) {
   for (auto& [k, v] : metadata_) {
     if (k == key) {
@@ -277,6 +306,7 @@ void ChromeTraceWriter::append_json(std::string& out) const {
   // Processes in node order (a std::set, so the order is the numbers').
   std::set<int64_t> processes;
   for (const Track& t : tracks_) processes.insert(t.pid);
+  for (const Counter& c : counters_) processes.insert(c.pid);
   for (const int64_t pid : processes) append_process_records(out, first, pid);
   // Threads in first-seen order, each track's extra lanes right after it.
   const Lanes lanes = lay_out_lanes();
@@ -293,6 +323,8 @@ void ChromeTraceWriter::append_json(std::string& out) const {
     begin_event(out, first);
     append_event(out, events_[i], tid_of(lanes, i));
   }
+  if (has_flows_) append_flows(out, first, lanes);
+  append_counters(out, first);
   out += "\n]}\n";
 }
 
@@ -363,6 +395,60 @@ void ChromeTraceWriter::append_event(std::string& out, const Event& e, int64_t t
     out += '}';
   }
   out += '}';
+}
+
+void ChromeTraceWriter::append_flows(std::string& out, bool& first, const Lanes& lanes) const {
+  // Lookup only (never iterated): the slice each causal id names.
+  std::unordered_map<uint64_t, size_t> slice_of;
+  for (size_t i = 0; i < events_.size(); ++i) {
+    if (events_[i].flow_out != 0) slice_of.emplace(events_[i].flow_out, i);
+  }
+  auto append_end = [&](const char* ph, size_t event, uint64_t id) {
+    const Event& e = events_[event];
+    begin_event(out, first);
+    out += "{\"ph\":\"";
+    out += ph;
+    // "f" binds to the slice enclosing its time stamp, the caused slice's start.
+    out += ph[0] == 'f' ? "\",\"bp\":\"e\"" : "\"";
+    out += ",\"name\":\"caused\",\"cat\":\"cause\",\"id\":";
+    append_integer(out, static_cast<int64_t>(id));
+    out += ",\"pid\":";
+    append_integer(out, tracks_[e.track].pid);
+    out += ",\"tid\":";
+    append_integer(out, tid_of(lanes, event));
+    out += ",\"ts\":";
+    append_microseconds(out, e.start_ns);
+    out += '}';
+  };
+  for (size_t i = 0; i < events_.size(); ++i) {
+    const Event& e = events_[i];
+    if (e.flow_in == 0) continue;
+    const auto cause = slice_of.find(e.flow_in);
+    if (cause == slice_of.end() || events_[cause->second].start_ns > e.start_ns) continue;
+    // One id per arrow: the caused slice's own (a cause may cause several).
+    const uint64_t id = e.flow_out != 0 ? e.flow_out : e.flow_in;
+    append_end("s", cause->second, id);
+    append_end("f", i, id);
+  }
+}
+
+void ChromeTraceWriter::append_counters(std::string& out, bool& first) const {
+  for (const Counter& c : counters_) {
+    begin_event(out, first);
+    out += "{\"ph\":\"C\",\"name\":";
+    append_json_string(out, names_[c.name]);
+    out += ",\"pid\":";
+    append_integer(out, c.pid);
+    out += ",\"tid\":0,\"ts\":";
+    append_microseconds(out, c.at_ns);
+    out += ",\"args\":{\"utilisation\":";
+    std::array<char, 32> buf{};
+    // Shortest round-trip text: the same bytes for the same double everywhere.
+    auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), c.value);
+    (void)ec;  // 32 chars hold any double
+    out.append(buf.data(), end);
+    out += "}}";
+  }
 }
 
 uint64_t ChromeTraceWriter::content_hash() const { return fnv1a_64(to_json()); }

@@ -9,6 +9,9 @@
 // nest or are disjoint; tracks are grouped into one process per node: "node3/nic tx to
 // node1", "node3/copy0", "rank 3" and "rank 3/cpu" all land in process 3 (the
 // simulator runs one rank per node). Other names go to a process "other".
+// Causal slices become flow arrows ("s" at the slice that caused, "f" bound to
+// the slice it caused, one id per arrow); counters become a counter track
+// ("C") per name in its node's process ("node0/nic tx utilisation").
 // Output is a pure function of the calls made: same calls, same bytes.
 #pragma once
 
@@ -46,6 +49,10 @@ class ChromeTraceWriter final : public TraceSink {
              std::string_view detail) override;
   void instant(std::string_view track, std::string_view name, TimeNs at_ns,
                std::string_view detail) override;
+  void causal_slice(std::string_view track, std::string_view name, TimeNs start_ns,
+                    TimeNs duration_ns, std::string_view detail, uint64_t flow_in,
+                    uint64_t flow_out) override;
+  void counter(std::string_view track, TimeNs at_ns, double value) override;
 
   // Free-form facts about the run (scenario, seed, mode) written under
   // "otherData", in the order they were set; a repeated key replaces its value.
@@ -74,6 +81,14 @@ class ChromeTraceWriter final : public TraceSink {
     uint32_t track = 0;        // index into tracks_
     uint32_t name = 0;         // index into names_
     bool is_instant = false;
+    uint64_t flow_in = 0;   // the causal id of the slice that caused it (0: none)
+    uint64_t flow_out = 0;  // its own causal id (0: none)
+  };
+  struct Counter {
+    TimeNs at_ns = 0;
+    double value = 0;
+    int64_t pid = 0;
+    uint32_t name = 0;  // into names_: "<track> utilisation"
   };
   // Lookup-only maps (never iterated, so their order cannot reach the output).
   struct StringHash {
@@ -101,6 +116,10 @@ class ChromeTraceWriter final : public TraceSink {
            std::string_view detail, bool is_instant);
   // One slice or instant as a trace event, without the separator before it.
   void append_event(std::string& out, const Event& e, int64_t tid) const;
+  // An arrow from the slice that caused each causal slice to it, in the
+  // order the caused slices were reported; causes never reported draw none.
+  void append_flows(std::string& out, bool& first, const Lanes& lanes) const;
+  void append_counters(std::string& out, bool& first) const;
 
   std::vector<Track> tracks_;
   IndexMap track_ids_;
@@ -108,6 +127,10 @@ class ChromeTraceWriter final : public TraceSink {
   IndexMap name_ids_;
   std::string details_;  // every detail text back to back
   std::vector<Event> events_;
+  std::vector<Counter> counters_;
+  std::vector<size_t> last_counter_of_name_;  // by name index; SIZE_MAX: none yet
+  IndexMap counter_names_;                    // a counter's track -> its name's index
+  bool has_flows_ = false;
   std::vector<std::pair<std::string, std::string>> metadata_;
   // The last track looked up: consecutive events often share one.
   uint32_t last_track_ = UINT32_MAX;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "report/coverage_summary.h"
+#include "report/time_account.h"
 
 namespace tensorwire::report {
 namespace {
@@ -195,6 +196,39 @@ void add_counters(Json& j, const RunReport& report) {
   j["per_rank"] = std::move(per_rank);
 }
 
+// Where the time went, as flat numbers a sweep's row can carry (each key
+// only when it was measured), then every busy resource.
+void add_time_account(Json& j, const RunReport& report) {
+  if (const std::optional<TimeAccount> a = time_account(report)) {
+    j["bottleneck"] = a->bottleneck.name;
+    j["bottleneck_utilisation"] = a->bottleneck_utilisation;
+    j["lower_bound_ns"] = a->lower_bound_ns;
+    j["resource_bound_ns"] = a->resource_bound_ns;
+    if (a->plan_bound) j["plan_bound_ns"] = a->plan_bound->bound_ns;
+    j["achieved_ns"] = a->achieved_ns;
+    j["efficiency"] = a->efficiency;
+  }
+  if (const std::optional<StepTimeSpread> spread = step_time_spread(report)) {
+    j["step_time_p50_ns"] = spread->p50_ns;
+    j["step_time_p99_ns"] = spread->p99_ns;
+    j["step_time_max_ns"] = spread->max_ns;
+  }
+  if (!report.jitter.empty()) j["jitter"] = report.jitter;
+  if (report.resources.empty()) return;
+  Json resources = Json::array();
+  for (const ResourceUsage& u : report.resources) {
+    if (u.busy_ns == 0) continue;  // a cluster's idle parts would bury the busy ones
+    resources.push_back(Json{{"name", u.name},
+                             {"kind", resource_kind_name(u.kind)},
+                             {"busy_ns", u.busy_ns},
+                             {"bytes", u.bytes},
+                             {"utilisation", report.end_ns > 0 ? static_cast<double>(u.busy_ns) /
+                                                                     static_cast<double>(report.end_ns)
+                                                               : 0.0}});
+  }
+  j["resources"] = std::move(resources);
+}
+
 }  // namespace
 
 Json results_json(const RunReport& report, const MeasuredWallTimes& measured) {
@@ -207,6 +241,7 @@ Json results_json(const RunReport& report, const MeasuredWallTimes& measured) {
     add_point_to_point_results(j, report, measured);
   }
   add_counters(j, report);
+  add_time_account(j, report);
   if (!report.coverage.empty()) j["coverage"] = coverage_json(report.coverage);
   return j;
 }

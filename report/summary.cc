@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "report/results_json.h"
+#include "report/time_account.h"
 #include "core/units_format.h"
 
 namespace tensorwire::report {
@@ -195,6 +196,7 @@ std::string summary_text(const RunReport& report, const SummaryOptions& options)
     out += step_table(report, options);
   }
   out += totals(report);
+  out += time_account_section(report);
   out += verdict(report, options);
   return out;
 }

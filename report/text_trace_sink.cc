@@ -45,4 +45,16 @@ void TeeTraceSink::instant(std::string_view track, std::string_view name, TimeNs
   b_.instant(track, name, at_ns, detail);
 }
 
+void TeeTraceSink::causal_slice(std::string_view track, std::string_view name, TimeNs start_ns,
+                                TimeNs duration_ns, std::string_view detail, uint64_t flow_in,
+                                uint64_t flow_out) {
+  a_.causal_slice(track, name, start_ns, duration_ns, detail, flow_in, flow_out);
+  b_.causal_slice(track, name, start_ns, duration_ns, detail, flow_in, flow_out);
+}
+
+void TeeTraceSink::counter(std::string_view track, TimeNs at_ns, double value) {
+  a_.counter(track, at_ns, value);
+  b_.counter(track, at_ns, value);
+}
+
 }  // namespace tensorwire::report

@@ -38,6 +38,10 @@ class TeeTraceSink final : public TraceSink {
              std::string_view detail) override;
   void instant(std::string_view track, std::string_view name, TimeNs at_ns,
                std::string_view detail) override;
+  void causal_slice(std::string_view track, std::string_view name, TimeNs start_ns,
+                    TimeNs duration_ns, std::string_view detail, uint64_t flow_in,
+                    uint64_t flow_out) override;
+  void counter(std::string_view track, TimeNs at_ns, double value) override;
 
  private:
   TraceSink& a_;

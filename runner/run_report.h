@@ -17,6 +17,7 @@
 #include "core/coverage.h"
 #include "core/problem.h"
 #include "core/protocol_counters.h"
+#include "core/resource_usage.h"
 #include "core/protocols/protocol_registry.h"
 #include "core/state_transitions.h"
 #include "core/transport_stats.h"
@@ -48,6 +49,15 @@ struct RunReport {
   // A collective workload: the protocol's account of its run (nullptr for a
   // point-to-point one, and for a collective that could not be planned).
   std::shared_ptr<const CollectiveAccount> collective;
+
+  // How busy every port side, copy engine and CPU was (core/resource_usage.h):
+  // over the whole run, and for a point-to-point workload over its finished
+  // steps (from the driver's start to the last finished step's end). Empty
+  // where the backend measures none (verbs).
+  std::vector<ResourceUsage> resources;
+  std::vector<ResourceUsage> step_resources;
+  // The cluster's jitter model in words; empty when it is off.
+  std::string jitter;
 
   std::vector<TransportStats> rank_stats;
   TransportStats total_stats;

@@ -65,6 +65,7 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   RunReport report = run_report_header(scenario, options);
   sim::Simulator simulator(scenario.cluster, sim_options_of(scenario, report, options), trace);
   report.ranks = simulator.world_size();
+  if (scenario.cluster.jitter.enabled()) report.jitter = scenario.cluster.jitter.describe();
   attach_model_hooks(simulator, options);
 
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();
@@ -88,10 +89,14 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   WorkloadDriver driver(scenario.workload, report.seed, envs, rendezvous_ptrs);
   if (options.on_workload_started) options.on_workload_started(simulator, driver);
   uint64_t wire_bytes_at_last_step_end = 0;
+  // The steps' window of resource usage: from here to the last step's end.
+  const std::vector<ResourceUsage> usage_at_start = simulator.resource_usage();
+  std::vector<ResourceUsage> usage_at_last_step_end = usage_at_start;
   driver.set_progress_callback([&](size_t steps_done, size_t steps_total) {
     const uint64_t wire_bytes = simulator.total_stats().bytes_on_wire_tx;
     report.step_wire_bytes.push_back(wire_bytes - wire_bytes_at_last_step_end);
     wire_bytes_at_last_step_end = wire_bytes;
+    usage_at_last_step_end = simulator.resource_usage();
     if (on_progress) on_progress(steps_done, steps_total);
   });
   driver.start();
@@ -109,6 +114,8 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   }
   add_transition_coverage(report.coverage, report.transitions);
   report.total_stats = simulator.total_stats();
+  report.resources = simulator.resource_usage();
+  report.step_resources = usage_between(usage_at_start, usage_at_last_step_end);
   check_point_to_point_run(report, rendezvous);
   add_dma_problems(report, simulator);
   return report;
@@ -132,6 +139,7 @@ class SimulatedWorld final : public CollectiveWorld {
     for (RankId r = 0; r < simulator_.world_size(); ++r) {
       report_.rank_stats.push_back(simulator_.stats(r));
     }
+    report_.resources = simulator_.resource_usage();
   }
 
  private:
@@ -149,6 +157,7 @@ RunReport run_collective(const Scenario& scenario, const SimulationOptions& opti
   TW_ASSERT_MSG(scenario.collective_workload.has_value(), "the loader read its workload");
   sim::Simulator simulator(scenario.cluster, sim_options_of(scenario, report, options), trace);
   report.ranks = simulator.world_size();
+  if (scenario.cluster.jitter.enabled()) report.jitter = scenario.cluster.jitter.describe();
   attach_model_hooks(simulator, options);
 
   SimulatedWorld world(simulator, report);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/assert.h"
+#include "scenario/jitter_section.h"
 #include "scenario/protocol_section.h"
 #include "scenario/scenario_include.h"
 #include "scenario/scenario_limits.h"
@@ -91,7 +92,7 @@ Cluster read_cluster(const TomlTableReader& top) {
                     {"nodes", "gpus_per_node", "gpu_direct", "nic_bandwidth", "nic_latency",
                      "pcie_bandwidth", "pcie_latency", "nvlink_bandwidth", "nvlink_latency",
                      "host_memcpy_bandwidth", "registration_base",
-                     "registration_per_page", "send_queue_depth", "rnr_delay", "rnr_retry_count"});
+                     "registration_per_page", "send_queue_depth", "rnr_delay", "rnr_retry_count", "jitter"});
   c.nodes = static_cast<uint32_t>(
       r.integer("nodes", limits::kMinNodes, limits::kMaxNodes).value_or(c.nodes));
   c.gpus_per_node = static_cast<uint32_t>(
@@ -118,6 +119,7 @@ Cluster read_cluster(const TomlTableReader& top) {
   c.rnr_delay_ns = r.duration("rnr_delay", limits::kMaxDurationNs).value_or(c.rnr_delay_ns);
   c.rnr_retry_count = static_cast<uint32_t>(
       r.integer("rnr_retry_count", 0, limits::kMaxRnrRetryCount).value_or(c.rnr_retry_count));
+  c.jitter = read_jitter_section(r);
   return c;
 }
 

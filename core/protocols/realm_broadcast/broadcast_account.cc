@@ -49,6 +49,13 @@ std::string busiest_links(const BroadcastResult& r) {
 
 }  // namespace
 
+std::optional<CollectiveTimeBound> BroadcastAccount::time_bound() const {
+  const BroadcastResult& r = result_;
+  if (r.bound.total_ns <= 0 || r.destinations_done() != r.destinations.size()) return std::nullopt;
+  return CollectiveTimeBound{r.bound.total_ns, r.finish_ns,
+                             "the plan's pipelined bound: busiest link + depth x chunk"};
+}
+
 std::string BroadcastAccount::summary_section() const {
   const BroadcastResult& r = result_;
   TW_ASSERT(r.destinations_done() <= r.destinations.size());

@@ -18,6 +18,8 @@ class BroadcastAccount final : public CollectiveAccount {
 
   const BroadcastResult& result() const { return result_; }
 
+  // The plan's pipelined bound against the last destination's done time.
+  std::optional<CollectiveTimeBound> time_bound() const override;
   std::string summary_section() const override;
   std::string pass_line(bool payload) const override;
   // Adds "workload", "broadcast", "plan", "destinations", "links",
