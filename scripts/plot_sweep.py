@@ -7,8 +7,9 @@ beside it when present) and writes PNG and SVG files into OUT_DIR:
   the other axes (e.g. per protocol);
 - step_time_<key>.{png,svg}: steady step time against each other numeric axis;
 - step_time.{png,svg}: a bar per point when no axis is numeric (e.g. protocols only);
-- breakdown.{png,svg}: a stacked bar per point of the results' `breakdown.*_ns`
-  columns (where the time went), when the results carry them.
+- breakdown.{png,svg}: where the time went, a stacked bar per point of the busy
+  time per step of each kind of resource (NIC send and receive sides, copy
+  engines, CPUs; the `busy_per_step.*_ns` columns), when the results carry it.
 
 Usage: plot_sweep.py SWEEP_CSV OUT_DIR. Exit 2 on bad input, with the reason.
 Run by `tensorwire plot` and `tensorwire sweep --plot` with Debian's python3 and
@@ -143,28 +144,38 @@ def point_labels(rows, axes):
     return ["\n".join(r[a] for a in axes) or r["point"] for r in rows]
 
 
+def bar_axes(count):
+    fig, ax = plt.subplots(figsize=(max(6, 1.9 * count), 4.5))
+    return fig, ax
+
+
+def label_bars(ax, rows, axes):
+    ax.set_xticks(range(len(rows)), point_labels(rows, axes), fontsize="small", rotation=15)
+
+
 def plot_bars(rows, axes, out_dir):
-    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows)), 4.5))
+    fig, ax = bar_axes(len(rows))
     ax.bar(range(len(rows)), [float(r["steady_step_ns"]) / 1e3 for r in rows])
-    ax.set_xticks(range(len(rows)), point_labels(rows, axes), fontsize="small")
+    label_bars(ax, rows, axes)
     ax.set_ylabel("steady step time (us)")
     ax.set_title("Step time per point")
     save(fig, out_dir, "step_time")
 
 
 def plot_breakdown(rows, axes, out_dir):
-    parts = [c for c in rows[0].keys() if c.startswith("breakdown.") and c.endswith("_ns")]
+    prefix = "busy_per_step."
+    parts = [c for c in rows[0].keys() if c.startswith(prefix) and c.endswith("_ns")]
     if not parts:
         return
-    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows)), 4.5))
+    fig, ax = bar_axes(len(rows))
     bottom = [0.0] * len(rows)
     for part in parts:
-        heights = [float(r[part] or 0) / 1e3 for r in rows]
-        ax.bar(range(len(rows)), heights, bottom=bottom, label=part[len("breakdown."):-3])
+        heights = [float(r.get(part) or 0) / 1e6 for r in rows]
+        ax.bar(range(len(rows)), heights, bottom=bottom, label=part[len(prefix):-3].replace("_", " "))
         bottom = [b + h for b, h in zip(bottom, heights)]
-    ax.set_xticks(range(len(rows)), point_labels(rows, axes), fontsize="small")
-    ax.set_ylabel("time (us)")
-    ax.set_title("Where the time went")
+    label_bars(ax, rows, axes)
+    ax.set_ylabel("busy time per step, summed over resources (ms)")
+    ax.set_title("Where the time went: busy time by kind of resource")
     ax.legend(fontsize="small")
     save(fig, out_dir, "breakdown")
 

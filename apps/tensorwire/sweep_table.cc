@@ -58,6 +58,29 @@ void add_step_figures(const json& results, SweepRow& row) {
   row.cells.emplace_back("bandwidth_gbps", gbps);
 }
 
+// Where the time went, per kind of resource: the busy time of every resource of
+// a kind (each NIC's send side, each copy engine, ...) summed, per step. The
+// stacked breakdown plot draws these.
+void add_busy_per_kind(const json& results, SweepRow& row) {
+  const json resources = results.value("resources", json::array());
+  const size_t steps = results.value("steps", json::array()).size();
+  if (!resources.is_array() || resources.empty() || steps == 0) return;
+  std::vector<std::pair<std::string, double>> per_kind;
+  for (const json& r : resources) {
+    if (!r.is_object() || !r.contains("kind") || !r.contains("busy_ns")) continue;
+    std::string kind = r["kind"].get<std::string>();
+    std::replace(kind.begin(), kind.end(), ' ', '_');
+    auto it = std::find_if(per_kind.begin(), per_kind.end(),
+                           [&](const auto& entry) { return entry.first == kind; });
+    if (it == per_kind.end()) it = per_kind.insert(per_kind.end(), {kind, 0.0});
+    it->second += r["busy_ns"].get<double>();
+  }
+  for (const auto& [kind, busy_ns] : per_kind) {
+    row.cells.emplace_back("busy_per_step." + kind + "_ns",
+                           static_cast<int64_t>(busy_ns / static_cast<double>(steps)));
+  }
+}
+
 std::string csv_cell(const json& value) {
   if (value.is_null()) return "";
   std::string text = value.is_string() ? value.get<std::string>() : value.dump();
@@ -93,6 +116,7 @@ SweepRow sweep_row(size_t index, const std::vector<ScenarioOverride>& point,
   row.cells.emplace_back("point", index);
   for (const ScenarioOverride& o : point) row.cells.emplace_back(o.key, o.value);
   add_step_figures(results, row);
+  add_busy_per_kind(results, row);
   flatten(results, "", row);
   return row;
 }

@@ -20,7 +20,8 @@ struct SweepRow {
 // "point", the swept keys, then the derived step figures (step_time_ns, the
 // median step; first_step_ns; steady_step_ns, the median of the steps after
 // the first; bytes_per_step; bandwidth_gbps, bytes_per_step over
-// steady_step_ns), then every number and boolean of the results by its dotted
+// steady_step_ns; busy_per_step.<kind>_ns, the busy time of the results'
+// resources of each kind summed, per step), then every number and boolean of the results by its dotted
 // path ("transport.bytes_on_wire", "protocol.control_messages_per_tensor"),
 // leaving out lists and the coverage report.
 SweepRow sweep_row(size_t index, const std::vector<ScenarioOverride>& point,

@@ -78,7 +78,10 @@ TEST(SweepTable, RowsCarryStepFiguresAndEveryCounter) {
     "scenario": {"name": "s"}, "coverage": {"states": {"reached": 1}},
     "steps": [{"duration_ns": 500, "bytes": 1000}, {"duration_ns": 100, "bytes": 1000},
               {"duration_ns": 300, "bytes": 1000}],
-    "transport": {"bytes_on_wire": 3100, "rdma_reads": 0}})");
+    "transport": {"bytes_on_wire": 3100, "rdma_reads": 0},
+    "resources": [{"name": "node0/nic tx", "kind": "nic send", "busy_ns": 600},
+                  {"name": "node1/nic tx", "kind": "nic send", "busy_ns": 300},
+                  {"name": "node0/copy0", "kind": "copy engine", "busy_ns": 90}]})");
   const SweepRow row = sweep_row(7, {{"k", "1KiB"}}, results);
   json cells = json::object();
   for (const auto& [name, value] : row.cells) cells[name] = value;
@@ -90,6 +93,8 @@ TEST(SweepTable, RowsCarryStepFiguresAndEveryCounter) {
   EXPECT_DOUBLE_EQ(cells["bandwidth_gbps"].get<double>(), 1000.0 * 8 / 100);
   EXPECT_EQ(cells["transport.bytes_on_wire"], 3100);
   EXPECT_EQ(cells["backend"], "sim");
+  EXPECT_EQ(cells["busy_per_step.nic_send_ns"], 300);  // (600 + 300) / 3 steps
+  EXPECT_EQ(cells["busy_per_step.copy_engine_ns"], 30);
   EXPECT_FALSE(cells.contains("coverage.states.reached"));
   EXPECT_FALSE(cells.contains("schema_version"));
   const std::string csv = sweep_csv({row, sweep_row(8, {{"k", "a,b"}}, json::object())});
@@ -116,7 +121,8 @@ TEST_F(SweepCli, RunsEveryPointWritesTheTableAndPlotsAndReusesFinishedPoints) {
   ASSERT_EQ(table["rows"].size(), 6u);
   EXPECT_GT(table["rows"][2]["steady_step_ns"].get<int64_t>(),
             table["rows"][0]["steady_step_ns"].get<int64_t>());  // 64 KiB takes longer than 1 KiB
-  for (const char* plot : {"latency.png", "latency.svg", "bandwidth.png", "bandwidth.svg"}) {
+  for (const char* plot : {"latency.png", "latency.svg", "bandwidth.png", "bandwidth.svg",
+                           "breakdown.png", "breakdown.svg"}) {
     EXPECT_GT(fs::file_size(path("s") / plot), 1000u) << plot;
   }
   r = run(args);
