@@ -127,5 +127,36 @@ TEST(LegacyVerbsCheck, MessageBufferIdleBeforeAckIsFoundAndItsScheduleReplays) {
   EXPECT_EQ(again.problems[0].text, found);
 }
 
+// With a step aborted on the receiver, the next step's TENSOR_REQUEST can
+// reach the sender while the aborted step's write out of the buffer is still
+// in flight; the seed grows the buffer only when it is idle on both sides.
+// The planted bug frees it there: the DMA sanitizer names the write still
+// reading it, and the schedule replays.
+TEST(LegacyVerbsCheck, ReallocWhileWritePendingIsFoundAfterAnAbortAndReplays) {
+  Scenario s = legacy_model();
+  ASSERT_TRUE(s.protocol.descriptor().plant_bug(s.protocol.options, "realloc_while_write_pending"));
+  model::CheckOptions o;
+  o.strategy = model::CheckStrategy::kRandom;
+  o.max_schedules = 100;
+  o.faults = {model::FaultKind::kStepAbort};
+  const model::CheckReport r = model::check(s, o);
+  ASSERT_EQ(r.outcome, model::CheckOutcome::kSafety);
+  ASSERT_TRUE(r.counterexample.has_value());
+  ASSERT_FALSE(r.counterexample->problems.empty());
+  const std::string found = r.counterexample->problems[0].text;
+  EXPECT_NE(found.find("DMA sanitizer"), std::string::npos) << found;
+  EXPECT_NE(found.find("still reads it"), std::string::npos) << found;
+  model::ReplayStrategy replay(r.counterexample->choices);
+  NullTraceSink trace;
+  const model::FaultOffer offer{r.counterexample_faults, o.max_faults, {}};
+  const model::Execution again =
+      model::run_execution(model::model_scenario(s), o.seed, replay, trace, nullptr, offer);
+  EXPECT_FALSE(again.diverged);
+  ASSERT_FALSE(again.problems.empty());
+  EXPECT_EQ(again.problems[0].text, found);
+  // The same search without the bug: the tensor id waits for the write.
+  EXPECT_EQ(model::check(legacy_model(), o).outcome, model::CheckOutcome::kNothingFound);
+}
+
 }  // namespace
 }  // namespace tensorwire::tf_legacy
