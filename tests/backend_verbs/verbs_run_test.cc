@@ -388,6 +388,28 @@ TEST(VerbsRun, Mvapich2GpuPipelinesBlocksThroughVbufsOnThreeRanksByteExact) {
   }
 }
 
+// The legacy TensorFlow verbs protocol on real queue pairs: every message an
+// RDMA write with immediate into the peer's message buffer, ACKed before the
+// next; tensors copied into registered tensor buffers, written with the
+// buffer's index as immediate, copied out, BUFFER_IDLE; a buffer reallocated
+// when its tensor grows. 2 ranks of host memory, 3 with GPU tensors staged
+// through host memory (--gpu-as-host), as threads and as launched processes.
+TEST(VerbsRun, TfVerbsLegacyCopiesThroughTensorBuffersOnTwoAndThreeRanksByteExact) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  const std::string two = "tests/backend_verbs/scenarios/tf_verbs_legacy_2ranks.toml";
+  const std::string three = "tests/backend_verbs/scenarios/tf_verbs_legacy_3ranks.toml";
+  expect_passes_like_the_simulator(two, 2);
+  expect_passes_like_the_simulator(three, 3);
+  CliResult r2 = run_cli("launch -n 2 " + kRoot + "/" + two + " --gpu-as-host");
+  ASSERT_EQ(r2.exit_code, 0) << r2.output;
+  EXPECT_NE(r2.output.find("[rank 1] PASS"), std::string::npos) << r2.output;
+  CliResult r3 = run_cli("launch -n 3 " + kRoot + "/" + three + " --gpu-as-host");
+  ASSERT_EQ(r3.exit_code, 0) << r3.output;
+  for (const char* rank : {"[rank 0] PASS", "[rank 1] PASS", "[rank 2] PASS"}) {
+    EXPECT_NE(r3.output.find(rank), std::string::npos) << r3.output;
+  }
+}
+
 TEST(VerbsRun, Mvapich2GpuStagesThroughCudaStreamsByteExact) {
   TENSORWIRE_SKIP_WITHOUT_RDMA();
   Result<uint32_t> gpus = verbs::cuda::device_count();

@@ -214,12 +214,16 @@ std::vector<SwarmCase> swarm_cases() {
   for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"realm_collective_broadcast", seed});
   for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"oneflow_commnet", seed});
   for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"mvapich2_gpu", seed});
+  for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({"tf_verbs_legacy", seed});
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(DrawnScenarios, Swarm, ::testing::ValuesIn(swarm_cases()),
                          [](const auto& info) {
                            const char first = info.param.protocol[0];
+                           if (info.param.protocol == "tf_verbs_legacy") {
+                             return "tf_legacy_" + std::to_string(info.param.seed);
+                           }
                            return std::string(first == 't'   ? "tf_verbs_"
                                               : first == 'o' ? "oneflow_"
                                               : first == 'm' ? "mvapich2_"

@@ -52,7 +52,9 @@ const std::vector<ZooRow>& rows() {
       {"no_repost_on_read_done", "model_oneflow", CheckStrategy::kDfs, {}, 200},
       {"vbuf_reuse_at_write_post", "model_mvapich2_gpu", CheckStrategy::kDfs, {}, 200},
       {"fin_before_write_completion", "model_mvapich2_gpu", CheckStrategy::kDfs, {}, 200},
-      {"idle_before_ack", "legacy_model", CheckStrategy::kDfs, {}, 200},
+      {"idle_before_ack", "model_tf_verbs_legacy", CheckStrategy::kDfs, {}, 200},
+      {"realloc_while_write_pending", "model_tf_verbs_legacy", CheckStrategy::kRandom,
+       {FaultKind::kStepAbort}, 100},
   };
   return kRows;
 }

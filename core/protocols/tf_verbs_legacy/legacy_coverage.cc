@@ -21,6 +21,8 @@ constexpr const char* kPathNames[] = {
     "tensor for a Recv no longer waiting",
     "channel failed",
     "step aborted",
+    "transfer failed: ERROR sent",
+    "tensor buffer refused: ERROR to the sender",
 };
 static_assert(std::size(kPathNames) == kLegacyPaths);
 
@@ -40,18 +42,15 @@ Coverage declaration() {
 }  // namespace
 
 LegacyStats::LegacyStats()
-    : item_machine("RdmaTensorBuffer", {"Queued", "WaitingForSend", "Deferred", "BufferRequested",
-                                        "Copying", "Writing", "Done", "Failed"}),
+    : item_machine("RdmaTensorBuffer", {"Queued", "Deferred", "BufferRequested", "Copying",
+                                        "Writing", "Done", "Failed"}),
       recv_machine("LegacyRecv", {"Requested", "CopyingOut", "Delivered", "Failed"}) {
   using I = ItemState;
   // A deferred tensor id is popped again when its buffer's write completes or
   // its BUFFER_IDLE arrives, the later of the two: it finds the buffer idle.
   // One that waited for its BUFFER_RESPONSE finds both sides idle too.
-  for (auto [from, to] : {std::pair{I::kQueued, I::kWaitingForSend}, {I::kQueued, I::kDeferred},
-                          {I::kQueued, I::kBufferRequested}, {I::kQueued, I::kCopying},
-                          {I::kQueued, I::kFailed}, {I::kWaitingForSend, I::kDeferred},
-                          {I::kWaitingForSend, I::kBufferRequested}, {I::kWaitingForSend, I::kCopying},
-                          {I::kWaitingForSend, I::kFailed},
+  for (auto [from, to] : {std::pair{I::kQueued, I::kDeferred}, {I::kQueued, I::kBufferRequested},
+                          {I::kQueued, I::kCopying}, {I::kQueued, I::kFailed},
                           {I::kDeferred, I::kBufferRequested}, {I::kDeferred, I::kCopying},
                           {I::kDeferred, I::kFailed}, {I::kBufferRequested, I::kCopying},
                           {I::kBufferRequested, I::kFailed}, {I::kCopying, I::kWriting},

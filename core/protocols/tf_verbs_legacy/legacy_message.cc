@@ -1,5 +1,6 @@
 #include "core/protocols/tf_verbs_legacy/legacy_message.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -9,12 +10,16 @@ namespace tensorwire::tf_legacy {
 namespace {
 
 constexpr size_t kFixedBytes = 42;  // every field but the name and the dims
+constexpr size_t kErrorFixedBytes = 3;  // ERROR's error_code and error_size
+constexpr auto kLastStatusCode = static_cast<uint8_t>(StatusCode::kResourceLimit);
 
 // Where each field after the name starts, so encode and decode name the same
 // offsets in their errors.
 struct Offsets {
   size_t step_id, buffer_size, remote_addr, rkey, is_dead, data_type, num_dims, dims,
       tensor_bytes, end;
+  // ERROR only, after the seed's fields (`end` is where they end).
+  size_t error_code, error_size, error_text;
 };
 
 Offsets offsets_for(size_t name_bytes, size_t dims) {
@@ -29,6 +34,9 @@ Offsets offsets_for(size_t name_bytes, size_t dims) {
   o.dims = o.num_dims + 1;
   o.tensor_bytes = o.dims + 8 * dims;
   o.end = o.tensor_bytes + 8;
+  o.error_code = o.end;
+  o.error_size = o.error_code + 1;
+  o.error_text = o.error_size + 2;
   static_assert(kFixedBytes == 3 + 8 + 8 + 8 + 4 + 1 + 1 + 1 + 8);
   return o;
 }
@@ -85,6 +93,24 @@ Status check_unused(const RdmaMessage& m, const Offsets& o, StatusCode code) {
   return {};
 }
 
+// ERROR carries a real error and a bounded text; the seed's six carry none.
+Status check_error(const RdmaMessage& m, const Offsets& o, StatusCode code) {
+  if (m.type != RdmaMessageType::kError) {
+    if (m.error_code != StatusCode::kOk || !m.error_text.empty()) {
+      return bad(code, "error_code", o.error_code, "only an ERROR carries one");
+    }
+    return {};
+  }
+  const auto error = static_cast<uint8_t>(m.error_code);
+  if (error == 0 || error > kLastStatusCode) {
+    return bad(code, "error_code", o.error_code, "not an error StatusCode: " + std::to_string(error));
+  }
+  if (m.error_text.size() > kMaxErrorTextBytes) {
+    return bad(code, "error_size", o.error_size, "more than " + std::to_string(kMaxErrorTextBytes));
+  }
+  return {};
+}
+
 Status check_sizes(const RdmaMessage& m, const Offsets& o, StatusCode code) {
   if (carries_buffer(m.type)) {
     if (m.buffer_size < m.tensor_bytes) {
@@ -109,6 +135,7 @@ Status check(const RdmaMessage& m, StatusCode code) {
   }
   if (!carries_name(m.type) && !m.name.empty()) return bad(code, "name_size", 1, "must be 0");
   if (Status s = check_unused(m, o, code); !s.is_ok()) return s;
+  if (Status s = check_error(m, o, code); !s.is_ok()) return s;
   if (carries_meta_data(m.type)) {
     if (Status s = check_meta_data(m, o, code); !s.is_ok()) return s;
   }
@@ -158,6 +185,25 @@ class Reader {
   Status error_;
 };
 
+// ERROR's extension: error_code, error_size, then the text.
+bool read_error(Reader& r, RdmaMessage& m) {
+  const auto code = r.le("error_code", 1);
+  const size_t size_at = r.offset();
+  const auto size = r.le("error_size", 2);
+  if (!code || !size) return false;
+  if (*size > kMaxErrorTextBytes) {
+    r.fail(bad(StatusCode::kMalformedMessage, "error_size", size_at,
+               "more than " + std::to_string(kMaxErrorTextBytes)));
+    return false;
+  }
+  const auto text = r.text("error_text", *size);
+  if (!text) return false;
+  // Range-checked by check() (a code past the enum is refused there).
+  m.error_code = static_cast<StatusCode>(*code);
+  m.error_text = *text;
+  return true;
+}
+
 // The bytes a struct cannot hold faithfully are refused as they are read.
 bool read_raw(Reader& r, RdmaMessage& m, uint8_t& raw_type, uint8_t& raw_dtype) {
   const auto type = r.le("type", 1);
@@ -203,7 +249,7 @@ bool read_raw(Reader& r, RdmaMessage& m, uint8_t& raw_type, uint8_t& raw_dtype) 
   const auto bytes = r.le("tensor_bytes", 8);
   if (!bytes) return false;
   m.tensor_bytes = *bytes;
-  return true;
+  return raw_type != static_cast<uint8_t>(RdmaMessageType::kError) || read_error(r, m);
 }
 
 }  // namespace
@@ -216,6 +262,7 @@ const char* message_type_name(RdmaMessageType type) {
     case RdmaMessageType::kBufferResponse: return "RDMA_MESSAGE_BUFFER_RESPONSE";
     case RdmaMessageType::kTensorRequest: return "RDMA_MESSAGE_TENSOR_REQUEST";
     case RdmaMessageType::kTensorWrite: return "RDMA_MESSAGE_TENSOR_WRITE";
+    case RdmaMessageType::kError: return "RDMA_MESSAGE_ERROR";
   }
   return "UNKNOWN";
 }
@@ -225,10 +272,14 @@ bool carries_meta_data(RdmaMessageType t) {
 }
 
 size_t encoded_size(const RdmaMessage& m) {
-  return kFixedBytes + m.name.size() + 8 * m.tensor_shape.dims.size();
+  const size_t error = m.type == RdmaMessageType::kError ? kErrorFixedBytes + m.error_text.size() : 0;
+  return kFixedBytes + m.name.size() + 8 * m.tensor_shape.dims.size() + error;
 }
 
-size_t max_encoded_size() { return kFixedBytes + kMaxTensorNameBytes + 8 * kMaxDims; }
+size_t max_encoded_size() {
+  return kFixedBytes + kMaxTensorNameBytes +
+         std::max(8 * kMaxDims, kErrorFixedBytes + kMaxErrorTextBytes);
+}
 
 Status validate(const RdmaMessage& m) { return check(m, StatusCode::kInvalidArgument); }
 
@@ -248,6 +299,11 @@ Result<std::vector<std::byte>> encode(const RdmaMessage& m) {
   put(out, m.tensor_shape.dims.size(), 1);
   for (int64_t d : m.tensor_shape.dims) put(out, static_cast<uint64_t>(d), 8);
   put(out, m.tensor_bytes, 8);
+  if (m.type == RdmaMessageType::kError) {
+    put(out, static_cast<uint8_t>(m.error_code), 1);
+    put(out, m.error_text.size(), 2);
+    for (char c : m.error_text) out.push_back(static_cast<std::byte>(c));
+  }
   TW_ASSERT(out.size() == encoded_size(m));
   return out;
 }
@@ -280,10 +336,12 @@ Result<RdmaMessage> decode(std::span<const std::byte> in) {
   uint8_t raw_dtype = 0;
   if (!read_raw(r, m, raw_type, raw_dtype)) return r.error();
   const Offsets o = offsets_for(m.name.size(), m.tensor_shape.dims.size());
-  TW_ASSERT(r.offset() == o.end);
-  if (r.offset() != in.size()) {
-    return bad(StatusCode::kMalformedMessage, "tensor_bytes", o.end,
-               std::to_string(in.size() - o.end) + " trailing bytes");
+  const size_t end = r.offset();
+  TW_ASSERT(end == o.end + (m.type == RdmaMessageType::kError ? kErrorFixedBytes + m.error_text.size() : 0));
+  if (end != in.size()) {
+    return bad(StatusCode::kMalformedMessage,
+               m.type == RdmaMessageType::kError ? "error_text" : "tensor_bytes", end,
+               std::to_string(in.size() - end) + " trailing bytes");
   }
   if (raw_type < 1 || raw_type > kMessageTypes) {
     return bad(StatusCode::kMalformedMessage, "type", 0, "unknown " + std::to_string(raw_type));

@@ -5,6 +5,12 @@
 // live in the tensor buffer's content block. Little-endian, byte by byte;
 // the name and the shape are length-prefixed (README.md has the offsets).
 //
+// A seventh type, RDMA_MESSAGE_ERROR, is the harness's extension, not the
+// seed's: the seed's six carry no error, so a failed Send left the peer's
+// Recv waiting forever. ERROR names the transfer (name, step_id) and appends
+// error_code, error_size and the error text after tensor_bytes; the six
+// seed types keep the seed's layout byte for byte.
+//
 // The bytes come from a peer's RDMA write: untrusted. decode() checks every
 // field, answers kMalformedMessage naming the field and byte offset, never
 // reads past its input and refuses trailing bytes; encode() applies the same
@@ -29,13 +35,16 @@ enum class RdmaMessageType : uint8_t {
   kBufferResponse = 4,  // RDMA_MESSAGE_BUFFER_RESPONSE: receiver's tensor buffer address
   kTensorRequest = 5,   // RDMA_MESSAGE_TENSOR_REQUEST: a Recv asks for (name, step_id)
   kTensorWrite = 6,     // RDMA_MESSAGE_TENSOR_WRITE: the header of a tensor buffer's write
+  kError = 7,           // RDMA_MESSAGE_ERROR (harness extension): the transfer failed on the sender
 };
-inline constexpr size_t kMessageTypes = 6;
+inline constexpr size_t kMessageTypes = 7;
 inline size_t message_type_index(RdmaMessageType t) { return static_cast<size_t>(t) - 1; }
 // "RDMA_MESSAGE_ACK", ...; "UNKNOWN" outside the enum.
 const char* message_type_name(RdmaMessageType type);
 
 inline constexpr size_t kMaxDims = 32;
+// An ERROR's text is cut to this many bytes, so every message fits its buffer.
+inline constexpr size_t kMaxErrorTextBytes = 160;
 
 struct RdmaMessage {
   RdmaMessageType type = RdmaMessageType::kAck;
@@ -49,6 +58,9 @@ struct RdmaMessage {
   DataType data_type = DataType::kFloat32;
   TensorShape tensor_shape;
   uint64_t tensor_bytes = 0;  // elements x element size; 0 when dead
+  // ERROR only: why the transfer failed (a StatusCode other than kOk).
+  StatusCode error_code = StatusCode::kOk;
+  std::string error_text;  // 0..kMaxErrorTextBytes bytes
 
   friend bool operator==(const RdmaMessage&, const RdmaMessage&) = default;
 };

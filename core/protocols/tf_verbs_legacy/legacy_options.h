@@ -26,9 +26,8 @@ enum class PlantedBug : uint8_t {
 const char* planted_bug_name(PlantedBug bug);
 // "idle_before_ack", ...; false for an unknown name.
 bool planted_bug_from_name(std::string_view name, PlantedBug& bug);
-// kReallocWhileWritePending is left out until a shipped scenario finds it
-// (README.md: with sequential steps its window is never open).
-inline constexpr PlantedBug kPlantedBugs[] = {PlantedBug::kIdleBeforeAck};
+inline constexpr PlantedBug kPlantedBugs[] = {PlantedBug::kIdleBeforeAck,
+                                              PlantedBug::kReallocWhileWritePending};
 
 // A message buffer, an ACK buffer and a tensor-write header slot each hold
 // one encoded message: the longest is 810 bytes (legacy_message.h).

@@ -18,6 +18,7 @@ Status LegacyRendezvous::start() {
   started_ = true;
   const uint32_t world = env_.nic.world_size();
   channels_.resize(world);
+  peer_failed_.assign(world, false);
   env_.nic.set_completion_handler([this](const Completion& c) { on_completion(c); });
   for (RankId peer = 0; peer < world; ++peer) {
     if (peer == rank()) continue;
@@ -69,6 +70,7 @@ Status LegacyRendezvous::send(std::string_view name, uint64_t step_id, Tensor te
   tb->current->done = std::move(done);
   stats_.path(LegacyPath::kRecvBeforeSend);
   post_copy(ch, *tb);
+  settle(ch.peer());
   return {};
 }
 
@@ -95,6 +97,7 @@ void LegacyRendezvous::recv(RankId src, std::string_view name, uint64_t step_id,
   m.step_id = step_id;
   callbacks_.emplace(RecvKey{src, m.name, step_id}, std::move(pending));
   channel(src).send_message(std::move(m));
+  settle(src);
 }
 
 // Runs a Recv's callback, exactly once: every path that ends a Recv comes here.
@@ -109,11 +112,27 @@ void LegacyRendezvous::deliver(RankId /*src*/, PendingRecv recv, Status status, 
   if (recv.done) recv.done(std::move(status), std::move(tensor));
 }
 
-void LegacyRendezvous::fail_channel(RankId peer, const Status& why) {
+void LegacyRendezvous::settle(RankId peer) {
+  if (peer < channels_.size() && channels_[peer] != nullptr && !peer_failed_[peer] &&
+      channels_[peer]->failed()) {
+    fail_channel(peer, channels_[peer]->failure());
+  }
+}
+
+void LegacyRendezvous::settle_all() {
+  for (RankId peer = 0; peer < channels_.size(); ++peer) settle(peer);
+}
+
+// Everything waiting on the channel fails: the peer is gone or its bytes
+// made no sense, so no message can tell it (it learns from its own
+// completions, as a broken queue pair flushes both ends).
+void LegacyRendezvous::fail_channel(RankId peer, const Status& why_now) {
   RdmaChannel& ch = channel(peer);
-  if (ch.failed()) return;
+  if (peer_failed_[peer]) return;
+  peer_failed_[peer] = true;
   stats_.path(LegacyPath::kChannelFailed);
-  ch.fail(why);
+  ch.fail(why_now);  // nothing when it failed itself first: its first cause stays
+  const Status why = ch.failure();
   std::vector<PendingRecv> failed;
   for (auto it = callbacks_.begin(); it != callbacks_.end();) {
     if (std::get<0>(it->first) != peer) {
@@ -141,6 +160,27 @@ void LegacyRendezvous::fail_item(TensorItem& item, const Status& why) {
   stats_.item_moved(item.state, ItemState::kFailed);
   item.state = ItemState::kFailed;
   if (item.done) std::exchange(item.done, {})(why);
+}
+
+void LegacyRendezvous::abandon_current(RdmaChannel& ch, RdmaTensorBuffer& tb, const Status& why) {
+  TW_ASSERT(tb.current.has_value());
+  TensorItem item = std::move(*tb.current);
+  tb.current.reset();
+  fail_item(item, why);
+  send_error(ch, item.name, item.step_id, why);
+}
+
+void LegacyRendezvous::send_error(RdmaChannel& ch, const std::string& name, uint64_t step_id,
+                                  const Status& why) {
+  TW_ASSERT(!why.is_ok());
+  stats_.path(LegacyPath::kErrorSent);
+  RdmaMessage m;
+  m.type = RdmaMessageType::kError;
+  m.name = name;
+  m.step_id = step_id;
+  m.error_code = why.code();
+  m.error_text = why.message().substr(0, kMaxErrorTextBytes);
+  ch.send_message(std::move(m));
 }
 
 void LegacyRendezvous::abort_step(uint64_t step_id, Status why) {
@@ -174,8 +214,7 @@ void LegacyRendezvous::abort_step(uint64_t step_id, Status why) {
     RdmaTensorBuffer* tb = ch.find_tx(it->first.first);
     it = waiting_.erase(it);
     TW_ASSERT(tb != nullptr && tb->current);
-    fail_item(*tb->current, why);
-    tb->current.reset();
+    abandon_current(ch, *tb, why);
     send_next_item(ch, *tb);
   }
   if (!recvs.empty() || !sends.empty()) stats_.path(LegacyPath::kStepAborted);
@@ -183,11 +222,12 @@ void LegacyRendezvous::abort_step(uint64_t step_id, Status why) {
   for (PendingSend& s : sends) {
     if (s.done) s.done(why);
   }
+  settle_all();
 }
 
-// The legacy wire has no error message: the peer's Recv cannot be told, and
-// waits (as it did in TensorFlow). The tensor id, if it waits, lets its
-// buffer go.
+// The seed's wire has no error message (its peer's Recv waited forever);
+// here ERROR tells the peer, now if its TENSOR_REQUEST came, else when it
+// comes. The tensor id, if it waits, lets its buffer go.
 Status LegacyRendezvous::fail_send(std::string_view name, uint64_t step_id, Status why) {
   TW_ASSERT(!why.is_ok());
   Key key{std::string(name), step_id};
@@ -200,9 +240,9 @@ Status LegacyRendezvous::fail_send(std::string_view name, uint64_t step_id, Stat
     RdmaTensorBuffer* tb = ch.find_tx(key.first);
     waiting_.erase(w);
     TW_ASSERT(tb != nullptr && tb->current);
-    fail_item(*tb->current, why);
-    tb->current.reset();
+    abandon_current(ch, *tb, why);
     send_next_item(ch, *tb);
+    settle(ch.peer());
   }
   failed_sends_.emplace(std::move(key), std::move(why));
   return {};

@@ -72,7 +72,16 @@ class LegacyRendezvous final : public Rendezvous {
   Status on_buffer_response(RdmaChannel& ch, const RdmaMessage& m);
   Status on_buffer_idle(RdmaChannel& ch, const RdmaMessage& m);
   void on_tensor_request(RdmaChannel& ch, const RdmaMessage& m);
+  void on_error(RdmaChannel& ch, const RdmaMessage& m);
+  void refuse_buffer(RdmaChannel& ch, const RdmaMessage& m, const Status& why);
   void fail_channel(RankId peer, const Status& why);
+  // A channel fails itself when the NIC refuses a post; this fails what
+  // waits on it. Called as each entry point (send, recv, a completion, a
+  // copy's end) returns.
+  void settle(RankId peer);
+  void settle_all();
+  // ERROR (the harness's extension): the peer's end of (name, step_id) fails too.
+  void send_error(RdmaChannel& ch, const std::string& name, uint64_t step_id, const Status& why);
 
   // tensor_buffer_transfer.cc: the sender's tensor buffers, the receiver's copy out.
   void send_next_item(RdmaChannel& ch, RdmaTensorBuffer& tb);
@@ -80,11 +89,14 @@ class LegacyRendezvous final : public Rendezvous {
   void request_buffer(RdmaChannel& ch, RdmaTensorBuffer& tb, uint64_t bytes);
   void transmit(RdmaChannel& ch, RdmaTensorBuffer& tb);
   void copy_in(RdmaChannel& ch, RdmaTensorBuffer& tb, const Buffer& host_source);
+  void give_up_copy(RdmaChannel& ch, RdmaTensorBuffer& tb, const Status& why);
   void write_out(RdmaChannel& ch, RdmaTensorBuffer& tb);
   void tensor_written(RdmaChannel& ch, uint32_t index, const Completion& c);
   Status on_tensor_write(RdmaChannel& ch, uint32_t index, uint32_t byte_len);
   void copy_out(RdmaChannel& ch, RxTensorBuffer& rx, const RdmaMessage& header, PendingRecv recv);
   void fail_item(TensorItem& item, const Status& why);
+  // The buffer's current item fails and its receiver is told.
+  void abandon_current(RdmaChannel& ch, RdmaTensorBuffer& tb, const Status& why);
   static RdmaMessage header_of(const TensorItem& item, RdmaMessageType type);
 
   void deliver(RankId src, PendingRecv recv, Status status, Tensor tensor, RecvState from);
@@ -97,6 +109,7 @@ class LegacyRendezvous final : public Rendezvous {
   LegacyOptions options_;
   bool started_ = false;
   std::vector<std::unique_ptr<RdmaChannel>> channels_;  // by peer; null for this rank
+  std::vector<bool> peer_failed_;  // by peer: fail_channel ran
   std::map<Key, PendingSend> sends_;             // the local table: sent, not yet asked for
   std::map<Key, RankId> waiting_;                // tensor ids popped before their Send
   std::map<Key, Status> failed_sends_;

@@ -15,11 +15,14 @@
 namespace tensorwire::tf_legacy {
 
 // A tensor id in a tensor buffer's queue (the sender's side): queued by a
-// TENSOR_REQUEST; waiting for the application's Send; deferred (the buffer
-// was busy); waiting for BUFFER_RESPONSE after a (re)allocation; copying
-// into the buffer; written; failed.
+// TENSOR_REQUEST (and still Queued while it waits for the application's
+// Send: the path "Recv before Send" counts that, a state of its own would
+// be one the model checker cannot reach, as every Send of a phase is made at
+// its start there); deferred (the buffer was busy); waiting for
+// BUFFER_RESPONSE after a (re)allocation; copying into the buffer; written;
+// failed.
 enum class ItemState : uint8_t {
-  kQueued, kWaitingForSend, kDeferred, kBufferRequested, kCopying, kWriting, kDone, kFailed,
+  kQueued, kDeferred, kBufferRequested, kCopying, kWriting, kDone, kFailed,
 };
 // A Recv: TENSOR_REQUEST sent; copying from host staging into the GPU;
 // delivered (callback ran) or failed.
@@ -40,6 +43,8 @@ enum class LegacyPath : uint8_t {
   kWriteForGoneRecv,    // a tensor arrived for a Recv no longer waiting (aborted)
   kChannelFailed,       // a completion error or malformed bytes from the peer
   kStepAborted,         // abort_step failed pending work
+  kErrorSent,           // a transfer failed here: ERROR (the harness's extension) tells the peer
+  kBufferRefused,       // the receiver could not make a tensor buffer: ERROR back to the sender
   kCount,
 };
 inline constexpr size_t kLegacyPaths = static_cast<size_t>(LegacyPath::kCount);

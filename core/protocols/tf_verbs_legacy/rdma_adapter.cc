@@ -6,6 +6,10 @@
 //   BUFFER_RESPONSE sender: as above.  receiver: ACK, remote buffer info, local and remote idle, next.
 //   TENSOR_REQUEST  sender: as above.  receiver: ACK, find or create the tensor buffer, enqueue, next.
 //   TENSOR_WRITE    sender: tensor buffer's local side idle, next.  receiver: run the callback.
+// and the harness's seventh, not the seed's:
+//   ERROR           sender: as above.  receiver: ACK, fail the Recv of (name, step_id), or the
+//                   Send whose BUFFER_REQUEST the peer could not serve.
+#include <algorithm>
 #include <utility>
 
 #include "core/assert.h"
@@ -41,10 +45,11 @@ void LegacyRendezvous::on_completion(const Completion& c) {
       if (s.code() == StatusCode::kMalformedMessage) ++stats_.malformed;
       fail_channel(id.peer, s);
     }
-    return;
+    return settle(id.peer);
   }
   on_send_completion(c);
   if (!ch.failed()) ch.drain_pending();
+  settle(id.peer);
 }
 
 void LegacyRendezvous::on_send_completion(const Completion& c) {
@@ -123,6 +128,7 @@ Status LegacyRendezvous::on_message(RdmaChannel& ch, uint32_t byte_len) {
     case RdmaMessageType::kBufferRequest: return on_buffer_request(ch, *m);
     case RdmaMessageType::kBufferResponse: return on_buffer_response(ch, *m);
     case RdmaMessageType::kTensorRequest: on_tensor_request(ch, *m); return {};
+    case RdmaMessageType::kError: on_error(ch, *m); return {};
     default: TW_UNREACHABLE("ACK and TENSOR_WRITE were refused above");
   }
 }
@@ -138,10 +144,18 @@ Status LegacyRendezvous::on_buffer_idle(RdmaChannel& ch, const RdmaMessage& m) {
 }
 
 // The receiver of a tensor makes (or grows) its buffer and says where it is.
+// When it cannot (registration failed, no slot left) the transfer fails on
+// both sides, the channel lives on.
 Status LegacyRendezvous::on_buffer_request(RdmaChannel& ch, const RdmaMessage& m) {
   Result<RxTensorBuffer*> rx = ch.rx_buffer_for_request(m.name);
-  if (!rx) return rx.status();
-  if (Status s = ch.grow_rx(**rx, m.buffer_size); !s.is_ok()) return s;
+  if (!rx) {
+    refuse_buffer(ch, m, rx.status());
+    return {};
+  }
+  if (Status s = ch.grow_rx(**rx, m.buffer_size); !s.is_ok()) {
+    refuse_buffer(ch, m, s);
+    return {};
+  }
   RdmaMessage r = m;
   r.type = RdmaMessageType::kBufferResponse;
   r.buffer_size = (*rx)->content.length;
@@ -167,6 +181,46 @@ Status LegacyRendezvous::on_buffer_response(RdmaChannel& ch, const RdmaMessage& 
   tb->remote = BufferStatus::kIdle;
   send_next_item(ch, *tb);
   return {};
+}
+
+void LegacyRendezvous::refuse_buffer(RdmaChannel& ch, const RdmaMessage& m, const Status& why) {
+  stats_.path(LegacyPath::kBufferRefused);
+  send_error(ch, m.name, m.step_id, why);
+  auto it = callbacks_.find(RecvKey{ch.peer(), m.name, m.step_id});
+  if (it == callbacks_.end()) return;  // aborted meanwhile
+  PendingRecv recv = std::move(it->second);
+  callbacks_.erase(it);
+  deliver(ch.peer(), std::move(recv), why, {}, RecvState::kRequested);
+}
+
+// The peer's end of (name, step_id) failed: this rank's Recv of it fails, or,
+// when the peer could not make the buffer this rank asked for, the Send
+// waiting for it (the buffer is asked for again by the next tensor).
+void LegacyRendezvous::on_error(RdmaChannel& ch, const RdmaMessage& m) {
+  const Status why(m.error_code, "tf_verbs_legacy: rank " + std::to_string(ch.peer()) + ": " +
+                                     m.error_text);
+  bool matched = false;
+  if (auto it = callbacks_.find(RecvKey{ch.peer(), m.name, m.step_id}); it != callbacks_.end()) {
+    PendingRecv recv = std::move(it->second);
+    callbacks_.erase(it);
+    deliver(ch.peer(), std::move(recv), why, {}, RecvState::kRequested);
+    matched = true;
+  }
+  RdmaTensorBuffer* tb = ch.find_tx(m.name);
+  if (tb != nullptr && tb->remote == BufferStatus::kNone && tb->local != BufferStatus::kNone) {
+    auto item = std::find_if(tb->queue.begin(), tb->queue.end(), [&](const TensorItem& i) {
+      return i.step_id == m.step_id && i.has_tensor;
+    });
+    if (item != tb->queue.end()) {
+      TensorItem failed = std::move(*item);
+      tb->queue.erase(item);
+      fail_item(failed, why);
+      tb->local = BufferStatus::kNone;  // the next tensor asks for a buffer again
+      send_next_item(ch, *tb);
+      matched = true;
+    }
+  }
+  if (!matched) ++stats_.unexpected;  // its Recv was aborted meanwhile
 }
 
 void LegacyRendezvous::on_tensor_request(RdmaChannel& ch, const RdmaMessage& m) {

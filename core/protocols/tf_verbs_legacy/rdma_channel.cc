@@ -295,20 +295,20 @@ Status RdmaChannel::grow_rx(RxTensorBuffer& rx, uint64_t bytes) {
 }
 
 Status RdmaChannel::grow_tx(RdmaTensorBuffer& tb, uint64_t bytes) {
-  if (!tb.index.has_value()) {
-    const uint32_t slots = ready() ? remote_->header_slots : 0;
-    if (next_tx_index_ >= slots) {
-      return Status(StatusCode::kResourceLimit,
-                    "legacy verbs: rank " + std::to_string(peer_) + " holds " +
-                        std::to_string(slots) + " tensor buffers per peer; " + tb.name +
-                        " would be one more (raise tensor_buffers_per_peer)");
-    }
-    tb.index = next_tx_index_++;
+  const uint32_t slots = ready() ? remote_->header_slots : 0;
+  if (!tb.index.has_value() && next_tx_index_ >= slots) {
+    return Status(StatusCode::kResourceLimit,
+                  "legacy verbs: rank " + std::to_string(peer_) + " holds " +
+                      std::to_string(slots) + " tensor buffers per peer; " + tb.name +
+                      " would be one more (raise tensor_buffers_per_peer)");
   }
   free_registered(tb.content, tb.region);
   Result<Buffer> b = allocate_registered(std::max(bytes, kMinContentBytes), Access::kNone, tb.region);
   if (!b) return b.status();
   tb.content = *b;
+  // Only now: the peer numbers its buffers in the order BUFFER_REQUESTs
+  // arrive, and one that failed here is never sent.
+  if (!tb.index.has_value()) tb.index = next_tx_index_++;
   return {};
 }
 

@@ -28,6 +28,13 @@ RdmaMessage LegacyRendezvous::header_of(const TensorItem& item, RdmaMessageType 
 // waits there for the application's Send.
 void LegacyRendezvous::send_next_item(RdmaChannel& ch, RdmaTensorBuffer& tb) {
   while (!ch.failed() && !tb.current && !tb.queue.empty()) {
+    // A tensor id put back (deferred, or waiting for BUFFER_RESPONSE) waits
+    // for the buffer to be idle on both sides, whatever else arrives first
+    // (a later step's TENSOR_REQUEST, after an abort).
+    const ItemState head = tb.queue.front().state;
+    const bool put_back = head == ItemState::kDeferred || head == ItemState::kBufferRequested;
+    const bool idle = tb.local == BufferStatus::kIdle && tb.remote == BufferStatus::kIdle;
+    if (put_back && tb.local != BufferStatus::kNone && !idle) return;
     tb.current = std::move(tb.queue.front());
     tb.queue.pop_front();
     TensorItem& item = *tb.current;
@@ -36,14 +43,11 @@ void LegacyRendezvous::send_next_item(RdmaChannel& ch, RdmaTensorBuffer& tb) {
       auto aborted = aborted_steps_.find(item.step_id);
       auto failed = failed_sends_.find(key);
       if (aborted != aborted_steps_.end() || failed != failed_sends_.end()) {
-        fail_item(item, aborted != aborted_steps_.end() ? aborted->second : failed->second);
-        tb.current.reset();
+        abandon_current(ch, tb, aborted != aborted_steps_.end() ? aborted->second : failed->second);
         continue;
       }
       auto s = sends_.find(key);
       if (s == sends_.end()) {
-        stats_.item_moved(item.state, ItemState::kWaitingForSend);
-        item.state = ItemState::kWaitingForSend;
         waiting_[key] = ch.peer();
         return;
       }
@@ -84,9 +88,11 @@ void LegacyRendezvous::request_buffer(RdmaChannel& ch, RdmaTensorBuffer& tb, uin
   stats_.path(first ? LegacyPath::kFirstBufferRequest : LegacyPath::kBufferGrows);
   if (!first) ++stats_.reallocations;
   if (Status s = ch.grow_tx(tb, bytes); !s.is_ok()) {
-    fail_item(item, s);
-    tb.current.reset();
-    return;
+    // The old buffer is gone (grow_tx freed it first): the next tensor asks anew.
+    tb.local = BufferStatus::kNone;
+    tb.remote = BufferStatus::kNone;
+    abandon_current(ch, tb, s);
+    return send_next_item(ch, tb);
   }
   tb.local = BufferStatus::kIdle;
   tb.remote = BufferStatus::kNone;  // until BUFFER_RESPONSE
@@ -116,27 +122,40 @@ void LegacyRendezvous::transmit(RdmaChannel& ch, RdmaTensorBuffer& tb) {
   }
   if (is_host(t.buffer.kind)) return copy_in(ch, tb, t.buffer);
   Result<Buffer> staging = env_.memory.allocate(MemoryKind::kHostPinned, 0, bytes);
-  if (!staging) {
-    fail_item(item, staging.status());
-    tb.current.reset();
-    return fail_channel(ch.peer(), staging.status());  // the peer's Recv cannot be told otherwise
-  }
+  if (!staging) return give_up_copy(ch, tb, staging.status());
   stats_.path(LegacyPath::kSourceStaging);
   ++stats_.engine_copies;
   ++copies_in_flight_;
   const Buffer host = *staging;
   RdmaChannel* chp = &ch;
   RdmaTensorBuffer* tbp = &tb;
-  Status submitted = env_.copy_engine.submit(host, 0, t.buffer, 0, bytes, [this, chp, tbp, host](Status s) {
+  const uint64_t step_id = item.step_id;
+  Status submitted = env_.copy_engine.submit(host, 0, t.buffer, 0, bytes, [this, chp, tbp, host, step_id](Status s) {
     --copies_in_flight_;
+    // The step was aborted during the copy: the protocol still held the
+    // tensor, so it is not written (abort_step fails what the rank holds).
+    if (auto aborted = aborted_steps_.find(step_id); s.is_ok() && aborted != aborted_steps_.end()) {
+      s = aborted->second;
+    }
     if (s.is_ok() && !chp->failed()) copy_in(*chp, *tbp, host);
     env_.memory.free(host);
-    if (s.is_ok() && !chp->failed()) return;
-    if (tbp->current) fail_item(*tbp->current, s.is_ok() ? chp->failure() : s);
-    tbp->current.reset();
-    if (!s.is_ok()) fail_channel(chp->peer(), s);
+    if (!s.is_ok() && !chp->failed()) give_up_copy(*chp, *tbp, s);
+    if (chp->failed() && tbp->current) {
+      fail_item(*tbp->current, chp->failure());
+      tbp->current.reset();
+    }
+    settle(chp->peer());
   });
   TW_ASSERT_MSG(submitted.is_ok(), "a copy between live buffers is accepted");
+}
+
+// The copy into the buffer could not be made: nothing was written, so the
+// buffer is idle again, and the receiver is told.
+void LegacyRendezvous::give_up_copy(RdmaChannel& ch, RdmaTensorBuffer& tb, const Status& why) {
+  tb.local = BufferStatus::kIdle;
+  tb.remote = BufferStatus::kIdle;
+  abandon_current(ch, tb, why);
+  send_next_item(ch, tb);
 }
 
 // The copy into the registered tensor buffer; the caller's tensor is free after it.
@@ -271,6 +290,7 @@ void LegacyRendezvous::copy_out(RdmaChannel& ch, RxTensorBuffer& rx, const RdmaM
     env_.memory.free(staged);
     if (!s.is_ok()) env_.memory.free(t.buffer);
     deliver(src, std::move(*shared), s, s.is_ok() ? t : Tensor{}, RecvState::kCopyingOut);
+    settle(src);
   });
   TW_ASSERT_MSG(submitted.is_ok(), "a copy between live buffers is accepted");
 }

@@ -1,12 +1,15 @@
 // The legacy verbs message and channel setup record: every type round-trips,
 // the encoding is canonical, and malformed bytes (truncated anywhere, bad
 // fields, trailing bytes) are refused with the field named, never read past.
+// ERROR, the harness's seventh type, keeps the seed's fields and appends its
+// code and text; a code that is no error, or a text too long, is refused.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "core/protocols/tf_verbs_legacy/channel_setup.h"
 #include "core/protocols/tf_verbs_legacy/legacy_message.h"
+#include "core/protocols/tf_verbs_legacy/legacy_options.h"
 
 namespace tensorwire::tf_legacy {
 namespace {
@@ -28,6 +31,16 @@ RdmaMessage with_meta(RdmaMessageType type) {
   return m;
 }
 
+RdmaMessage error_message() {
+  RdmaMessage m;
+  m.type = RdmaMessageType::kError;
+  m.name = "fc/bias";
+  m.step_id = 3;
+  m.error_code = StatusCode::kAborted;
+  m.error_text = "step aborted";
+  return m;
+}
+
 std::vector<RdmaMessage> one_of_each() {
   RdmaMessage ack;
   RdmaMessage idle;
@@ -38,7 +51,8 @@ std::vector<RdmaMessage> one_of_each() {
   request.name = "fc/bias";
   request.step_id = 3;
   return {ack, idle, request, with_meta(RdmaMessageType::kBufferRequest),
-          with_meta(RdmaMessageType::kBufferResponse), with_meta(RdmaMessageType::kTensorWrite)};
+          with_meta(RdmaMessageType::kBufferResponse), with_meta(RdmaMessageType::kTensorWrite),
+          error_message()};
 }
 
 TEST(LegacyMessage, EveryTypeRoundTripsAndItsFramedSizeIsItsLength) {
@@ -50,6 +64,7 @@ TEST(LegacyMessage, EveryTypeRoundTripsAndItsFramedSizeIsItsLength) {
     Result<RdmaMessage> back = decode(*bytes);
     ASSERT_TRUE(back.is_ok()) << back.status().message();
     EXPECT_EQ(*back, m);
+    if (m.type == RdmaMessageType::kError) continue;  // never in a header slot
     std::vector<std::byte> slot = *bytes;
     slot.resize(1024);  // a header slot is longer than the header
     Result<size_t> framed = framed_size(slot);
@@ -83,7 +98,7 @@ void expect_refused(size_t offset, uint8_t value, const char* field) {
 TEST(LegacyMessage, BadFieldsAreRefusedByName) {
   const size_t n = 12;  // "conv1/kernel"
   expect_refused(0, 0, "type");
-  expect_refused(0, 7, "type");
+  expect_refused(0, 8, "type");
   expect_refused(2, 0x03, "name_size");      // 768 + 12 > 512
   expect_refused(3 + n + 16, 1, "remote_addr");  // a write names no remote memory
   expect_refused(3 + n + 28, 2, "is_dead");
@@ -126,6 +141,47 @@ TEST(ChannelSetup, RoundTripsAndRefusesBadRecords) {
   ChannelSetup wraps = s;
   wraps.rx_header_table.addr = ~uint64_t{0} - 16;
   EXPECT_FALSE(decode_setup(encode_setup(wraps), 8).is_ok());
+}
+
+}  // namespace
+}  // namespace tensorwire::tf_legacy
+
+namespace tensorwire::tf_legacy {
+namespace {
+
+TEST(LegacyMessage, ErrorCarriesACodeAndABoundedTextAfterTheSeedsFields) {
+  const RdmaMessage m = error_message();
+  const std::vector<std::byte> bytes = *encode(m);
+  const size_t code_at = 3 + m.name.size() + 39;  // after tensor_bytes (no dims)
+  ASSERT_EQ(bytes.size(), code_at + 3 + m.error_text.size());
+  EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 7);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[code_at]), static_cast<uint8_t>(StatusCode::kAborted));
+  for (uint8_t code : {uint8_t{0}, uint8_t{200}}) {
+    std::vector<std::byte> bad = bytes;
+    bad[code_at] = static_cast<std::byte>(code);
+    Result<RdmaMessage> r = decode(bad);
+    ASSERT_FALSE(r.is_ok()) << int{code};
+    EXPECT_NE(r.status().message().find("error_code"), std::string::npos) << r.status().message();
+  }
+  std::vector<std::byte> long_text = bytes;
+  long_text[code_at + 1] = static_cast<std::byte>(kMaxErrorTextBytes + 1);
+  Result<RdmaMessage> r = decode(long_text);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("error_size"), std::string::npos) << r.status().message();
+  RdmaMessage too_long = m;
+  too_long.error_text.assign(kMaxErrorTextBytes + 1, 'x');
+  EXPECT_EQ(validate(too_long).code(), StatusCode::kInvalidArgument);
+  RdmaMessage no_error = m;
+  no_error.error_code = StatusCode::kOk;
+  EXPECT_FALSE(validate(no_error).is_ok());
+  RdmaMessage request = m;  // only an ERROR carries one
+  request.type = RdmaMessageType::kTensorRequest;
+  EXPECT_NE(validate(request).message().find("error_code"), std::string::npos);
+  RdmaMessage longest = m;  // fits a message buffer
+  longest.name.assign(kMaxTensorNameBytes, 'n');
+  longest.error_text.assign(kMaxErrorTextBytes, 'x');
+  EXPECT_LE(encode(longest)->size(), max_encoded_size());
+  EXPECT_LE(max_encoded_size(), kMessageBufferBytes);
 }
 
 }  // namespace

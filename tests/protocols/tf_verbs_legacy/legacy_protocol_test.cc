@@ -2,11 +2,13 @@
 // every tensor is copied into and out of its tensor buffer, a steady step
 // costs four control messages per tensor, a tensor that grows reallocates
 // both buffers, and the planted ACK race is found by `check`, named by the
-// message-buffer invariant, and replays; nothing is found without it.
+// message-buffer invariant, and replays; nothing is found without it; faults
+// end in errors, not hangs.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "core/coverage.h"
 #include "core/trace_sink.h"
 #include "model/explorer.h"
 #include "runner/simulation_run.h"
@@ -68,7 +70,7 @@ TEST(LegacyVerbs, AGrowingTensorReallocatesItsBuffers) {
 }
 
 Scenario legacy_model() {
-  return load_scenario_file(std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/legacy_model.toml");
+  return load_scenario_file(std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/model_tf_verbs_legacy.toml");
 }
 
 model::CheckOptions dfs() {
@@ -81,6 +83,28 @@ model::CheckOptions dfs() {
 TEST(LegacyVerbsCheck, NothingIsFoundWithoutABug) {
   const model::CheckReport r = model::check(legacy_model(), dfs());
   EXPECT_EQ(r.outcome, model::CheckOutcome::kNothingFound);
+}
+
+// The seed's wire could not fail a peer's Recv; with ERROR every fault kind
+// ends every Recv and Send (no liveness violation), and ERROR is both sent
+// and acted upon.
+TEST(LegacyVerbsCheck, EveryFaultEndsCleanlyWithAnError) {
+  model::CheckOptions o;
+  o.strategy = model::CheckStrategy::kRandom;
+  o.max_schedules = 200;
+  o.faults = {model::FaultKind::kQpError, model::FaultKind::kRegistrationFailure,
+              model::FaultKind::kCrash, model::FaultKind::kStepAbort};
+  o.max_faults = 2;
+  const model::CheckReport r = model::check(legacy_model(), o);
+  EXPECT_EQ(r.outcome, model::CheckOutcome::kNothingFound)
+      << (r.counterexample && !r.counterexample->problems.empty() ? r.counterexample->problems[0].text : "");
+  for (const CoverageGroup& g : r.coverage.groups()) {
+    for (const CoverageItem& i : g.items) {
+      if (i.name == "RDMA_MESSAGE_ERROR" || i.name == "tensor buffer refused: ERROR to the sender") {
+        EXPECT_GT(i.count, 0u) << g.name << ": " << i.name;
+      }
+    }
+  }
 }
 
 TEST(LegacyVerbsCheck, MessageBufferIdleBeforeAckIsFoundAndItsScheduleReplays) {
@@ -101,6 +125,37 @@ TEST(LegacyVerbsCheck, MessageBufferIdleBeforeAckIsFoundAndItsScheduleReplays) {
   EXPECT_EQ(again.outcome, r.outcome);
   ASSERT_FALSE(again.problems.empty());
   EXPECT_EQ(again.problems[0].text, found);
+}
+
+// With a step aborted on the receiver, the next step's TENSOR_REQUEST can
+// reach the sender while the aborted step's write out of the buffer is still
+// in flight; the seed grows the buffer only when it is idle on both sides.
+// The planted bug frees it there: the DMA sanitizer names the write still
+// reading it, and the schedule replays.
+TEST(LegacyVerbsCheck, ReallocWhileWritePendingIsFoundAfterAnAbortAndReplays) {
+  Scenario s = legacy_model();
+  ASSERT_TRUE(s.protocol.descriptor().plant_bug(s.protocol.options, "realloc_while_write_pending"));
+  model::CheckOptions o;
+  o.strategy = model::CheckStrategy::kRandom;
+  o.max_schedules = 100;
+  o.faults = {model::FaultKind::kStepAbort};
+  const model::CheckReport r = model::check(s, o);
+  ASSERT_EQ(r.outcome, model::CheckOutcome::kSafety);
+  ASSERT_TRUE(r.counterexample.has_value());
+  ASSERT_FALSE(r.counterexample->problems.empty());
+  const std::string found = r.counterexample->problems[0].text;
+  EXPECT_NE(found.find("DMA sanitizer"), std::string::npos) << found;
+  EXPECT_NE(found.find("still reads it"), std::string::npos) << found;
+  model::ReplayStrategy replay(r.counterexample->choices);
+  NullTraceSink trace;
+  const model::FaultOffer offer{r.counterexample_faults, o.max_faults, {}};
+  const model::Execution again =
+      model::run_execution(model::model_scenario(s), o.seed, replay, trace, nullptr, offer);
+  EXPECT_FALSE(again.diverged);
+  ASSERT_FALSE(again.problems.empty());
+  EXPECT_EQ(again.problems[0].text, found);
+  // The same search without the bug: the tensor id waits for the write.
+  EXPECT_EQ(model::check(legacy_model(), o).outcome, model::CheckOutcome::kNothingFound);
 }
 
 }  // namespace
