@@ -47,6 +47,28 @@ std::string busiest_links(const BroadcastResult& r) {
   return out.str();
 }
 
+// Every planner's plan bound against the physical bound; `ran` marks the
+// algorithm this run used, with its achieved time.
+std::string planner_table(const BroadcastResult& r) {
+  const double physical = static_cast<double>(r.physical.total_ns);
+  std::ostringstream out;
+  out << "physical bound  " << format_duration_ns(r.physical.total_ns) << " (" << r.physical.what
+      << ")\n"
+      << "vs physical     " << ratio(static_cast<double>(r.finish_ns), physical) << "\n\n"
+      << pad("planner", 26) << pad("plan bound", 14) << "vs physical\n";
+  for (const PlannerBound& p : r.planners) {
+    std::string name = broadcast_algorithm_name(p.algorithm);
+    if (p.algorithm == r.options.algorithm) name += " (ran)";
+    if (p.plan_bound_ns < 0) {
+      out << pad(name, 26) << "cannot plan: " << p.error << "\n";
+      continue;
+    }
+    out << pad(name, 26) << pad(format_duration_ns(p.plan_bound_ns), 14)
+        << ratio(static_cast<double>(p.plan_bound_ns), physical) << "\n";
+  }
+  return out.str();
+}
+
 }  // namespace
 
 std::optional<CollectiveTimeBound> BroadcastAccount::time_bound() const {
@@ -90,7 +112,8 @@ std::string BroadcastAccount::summary_section() const {
                                                              : std::string("-"))
       << ") + depth x chunk " << format_duration_ns(r.bound.startup_ns) << "\n"
       << "vs lower bound  " << ratio(static_cast<double>(r.finish_ns), static_cast<double>(r.bound.total_ns))
-      << "\n\n";
+      << "\n"
+      << planner_table(r) << "\n";
   return out.str();
 }
 
@@ -135,6 +158,13 @@ void BroadcastAccount::add_results(nlohmann::ordered_json& j,
   j["lower_bound"] = {{"total_ns", r.bound.total_ns},
                       {"busiest_link_ns", r.bound.busiest_link_ns},
                       {"startup_ns", r.bound.startup_ns}};
+  j["physical_bound"] = {{"total_ns", r.physical.total_ns}, {"what", r.physical.what}};
+  auto& planners = j["planner_bounds"] = nlohmann::ordered_json::array();
+  for (const PlannerBound& p : r.planners) {
+    planners.push_back({{"algorithm", static_cast<uint32_t>(p.algorithm)},
+                        {"algorithm_name", broadcast_algorithm_name(p.algorithm)},
+                        {"plan_bound_ns", p.plan_bound_ns}});
+  }
 }
 
 std::string BroadcastAccount::graph_dot(std::string_view title) const {

@@ -11,6 +11,7 @@ constexpr const char* kPathNames[] = {
     "algorithm naive",
     "algorithm aggregation",
     "algorithm radix_tree",
+    "algorithm chain",
     "chunk written over the network",
     "chunk copied on the node",
     "IB buffer in host memory",
@@ -62,6 +63,8 @@ BroadcastPath algorithm_path(BroadcastAlgorithm algorithm) {
       return BroadcastPath::kAlgorithmAggregation;
     case BroadcastAlgorithm::kRadixTree:
       return BroadcastPath::kAlgorithmRadixTree;
+    case BroadcastAlgorithm::kChain:
+      return BroadcastPath::kAlgorithmChain;
   }
   TW_UNREACHABLE("a broadcast algorithm of no known kind");
 }

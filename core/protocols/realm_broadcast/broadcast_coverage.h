@@ -1,6 +1,6 @@
 // What Realm's collective broadcast declares worth reaching (core/coverage.h):
 // its three control message types sent and received, and the paths through it:
-// the three algorithms (tree shapes), network and local chunks, IB buffers in
+// the four algorithms (tree shapes and the chain), network and local chunks, IB buffers in
 // host and GPU memory, several in one memory, several consumers of one,
 // reference counts dropping and reaching zero, rings wrapping, the pipelined
 // flow control's waits, entry buffers that forward, back-pressure and errors.
@@ -23,6 +23,7 @@ enum class BroadcastPath : uint8_t {
   kAlgorithmNaive,
   kAlgorithmAggregation,
   kAlgorithmRadixTree,
+  kAlgorithmChain,
   kNetworkChunk,            // a chunk moved by RDMA write with immediate
   kLocalChunk,              // a chunk moved by a copy engine on the node
   kIbBufferInHost,          // an IB buffer placed in host memory

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "core/assert.h"
@@ -13,12 +14,15 @@ const char* broadcast_algorithm_name(BroadcastAlgorithm algorithm) {
     case BroadcastAlgorithm::kNaive: return "naive 1-to-n";
     case BroadcastAlgorithm::kAggregation: return "1-to-n aggregation";
     case BroadcastAlgorithm::kRadixTree: return "hierarchical radix tree";
+    case BroadcastAlgorithm::kChain: return "pipelined chain";
   }
   return "?";
 }
 
 std::string validate_broadcast_options(const BroadcastOptions& o) {
-  if (static_cast<uint32_t>(o.algorithm) > 2) return "algorithm must be 0, 1 or 2";
+  if (static_cast<uint32_t>(o.algorithm) >= kBroadcastAlgorithms) {
+    return "algorithm must be 0, 1, 2 or 3";
+  }
   if (o.radix_inter < 1) return "radix_inter must be at least 1 (1: inter-node aggregation)";
   if (o.min_chunk_bytes == 0) return "min_chunk must be at least 1 byte";
   if (o.max_chunk_bytes < o.min_chunk_bytes) return "max_chunk must be at least min_chunk";
@@ -99,6 +103,7 @@ class GraphBuilder {
   }
 
   TransferGraph& graph() { return graph_; }
+  const TransferGraph& graph() const { return graph_; }
 
  private:
   const ClusterTopology& topology_;
@@ -174,17 +179,32 @@ Status intra_node(GraphBuilder& b, uint32_t root, const std::vector<uint32_t>& t
   return {};
 }
 
-Status plan_radix_tree(GraphBuilder& b, uint32_t source, const std::vector<uint32_t>& dests,
-                       const ClusterTopology& topology, const BroadcastOptions& o) {
+// Destinations by node, and the entry buffer of each node: the source on its
+// node; elsewhere the first destination the NIC can reach directly, else the
+// first destination. `entries` starts with the source, then by node number.
+struct NodeEntries {
+  std::map<uint32_t, std::vector<uint32_t>> by_node;  // destinations, in the order given
+  std::vector<uint32_t> entries;
+  std::map<uint32_t, uint32_t> entry_of;
+
+  // The destinations of `node` other than its entry.
+  std::vector<uint32_t> rest_of(uint32_t node) const {
+    std::vector<uint32_t> rest;
+    for (uint32_t d : by_node.at(node)) {
+      if (d != entry_of.at(node)) rest.push_back(d);
+    }
+    return rest;
+  }
+};
+
+NodeEntries node_entries(GraphBuilder& b, uint32_t source, const std::vector<uint32_t>& dests,
+                         const ClusterTopology& topology) {
+  NodeEntries e;
   const uint32_t source_node = b.graph().buffers[source].memory.node;
-  // Destinations by node, in the order given.
-  std::map<uint32_t, std::vector<uint32_t>> by_node;
-  for (uint32_t d : dests) by_node[b.graph().buffers[d].memory.node].push_back(d);
-  // The entry buffer of each node: the source on its node; elsewhere the first
-  // destination the NIC can reach directly, else the first destination.
-  std::vector<uint32_t> entries{source};
-  std::map<uint32_t, uint32_t> entry_of{{source_node, source}};
-  for (auto& [node, list] : by_node) {
+  for (uint32_t d : dests) e.by_node[b.graph().buffers[d].memory.node].push_back(d);
+  e.entries.push_back(source);
+  e.entry_of[source_node] = source;
+  for (auto& [node, list] : e.by_node) {
     if (node == source_node) continue;
     uint32_t entry = list.front();
     for (uint32_t d : list) {
@@ -193,22 +213,106 @@ Status plan_radix_tree(GraphBuilder& b, uint32_t source, const std::vector<uint3
         break;
       }
     }
-    entries.push_back(entry);
-    entry_of[node] = entry;
+    e.entries.push_back(entry);
+    e.entry_of[node] = entry;
   }
+  return e;
+}
+
+Status plan_radix_tree(GraphBuilder& b, uint32_t source, const std::vector<uint32_t>& dests,
+                       const ClusterTopology& topology, const BroadcastOptions& o) {
+  const NodeEntries e = node_entries(b, source, dests, topology);
   Status st = o.radix_inter == 1
-                  ? aggregate(b, source, std::vector<uint32_t>(entries.begin() + 1, entries.end()),
+                  ? aggregate(b, source, std::vector<uint32_t>(e.entries.begin() + 1, e.entries.end()),
                               topology)
-                  : radix_tree(b, entries, o.radix_inter);
+                  : radix_tree(b, e.entries, o.radix_inter);
   if (!st.is_ok()) return st;
-  for (auto& [node, list] : by_node) {
-    std::vector<uint32_t> rest;
-    for (uint32_t d : list) {
-      if (d != entry_of[node]) rest.push_back(d);
-    }
-    if (Status s = intra_node(b, entry_of[node], rest, o.radix_intra, topology); !s.is_ok()) {
+  for (const auto& [node, list] : e.by_node) {
+    if (Status s = intra_node(b, e.entry_of.at(node), e.rest_of(node), o.radix_intra, topology);
+        !s.is_ok()) {
       return s;
     }
+  }
+  return {};
+}
+
+// The host memory of `node` as the chain's stage there: a new IB ring, so
+// that no destination instance needs registering for the network (the
+// simulator charges registration per page on the rank's CPU before the
+// pipeline can start: 16 ms for 1 GiB), fed by `from` along the fastest path.
+Result<uint32_t> host_stage(GraphBuilder& b, uint32_t from, uint32_t node,
+                            const ClusterTopology& topology) {
+  const MemoryId host = MemoryId::host(node);
+  const MemoryId at = b.graph().buffers[from].memory;
+  std::optional<MemoryPath> path = topology.find_fastest_path(at, host, b.graph().bytes);
+  if (!path || path->hops.size() != 1) {
+    return Status(StatusCode::kInvalidArgument,
+                  "chain: no direct hop from " + at.name() + " to " + host.name());
+  }
+  const uint32_t ib = b.add_buffer(host, BufferRole::kIB);
+  b.add_copy(from, ib, std::move(path->hops.front()));
+  return ib;
+}
+
+// Within one node, from its stage: a chain over NVLink (each hop one engine,
+// at NVLink speed); over PCIe a GPU-to-GPU hop passes host memory on two
+// engines, so a chain would load every middle GPU's engine twice: there the
+// host stage feeds each GPU on its own engine (aggregation), so that every
+// engine carries the payload once.
+Status chain_within_node(GraphBuilder& b, uint32_t stage, const std::vector<uint32_t>& dests,
+                         const ClusterTopology& topology) {
+  if (dests.empty()) return {};
+  if (topology.cluster().nvlink_bandwidth_bytes_per_s <= 0) return aggregate(b, stage, dests, topology);
+  std::vector<uint32_t> order{stage};
+  order.insert(order.end(), dests.begin(), dests.end());
+  return radix_tree(b, order, 1);
+}
+
+// The pipelined chain: one host IB ring per node as its stage, the stages in
+// one chain over the network (the source's node first, then by node number:
+// the switch is uniform, any order loads every NIC port once), each hop
+// forwarding chunk k while it receives chunk k+1; each stage feeds its node's
+// destinations. A destination in the source's own memory closes the chain
+// into a ring (fed by the last stage over the network): a local copy would put
+// the payload on the source GPU's engine a second time. Every link carries the
+// payload about once, so the slowest link stays busy.
+Status plan_chain(GraphBuilder& b, uint32_t source, const std::vector<uint32_t>& dests,
+                  const ClusterTopology& topology) {
+  const MemoryId source_memory = b.graph().buffers[source].memory;
+  std::map<uint32_t, std::vector<uint32_t>> by_node;
+  for (uint32_t d : dests) by_node[b.graph().buffers[d].memory.node].push_back(d);
+  std::vector<uint32_t> order{source_memory.node};  // the source's node leads
+  for (const auto& [node, list] : by_node) {
+    if (node != source_memory.node) order.push_back(node);
+  }
+  std::optional<uint32_t> previous;
+  std::optional<uint32_t> closing;
+  std::vector<std::pair<uint32_t, uint32_t>> stages;  // node, its stage
+  for (uint32_t node : order) {
+    std::vector<uint32_t>& list = by_node[node];
+    uint32_t stage = source;
+    if (!source_memory.is_host() || node != source_memory.node) {
+      Result<uint32_t> made = host_stage(b, node == source_memory.node ? source : *previous, node, topology);
+      if (!made) return made.status();
+      stage = *made;
+    }
+    if (node == source_memory.node && order.size() > 1) {
+      for (uint32_t d : list) {
+        if (!closing && b.graph().buffers[d].memory == source_memory &&
+            is_nic_reachable(topology.kind_of(source_memory))) {
+          closing = d;
+        }
+      }
+      if (closing) std::erase(list, *closing);
+    }
+    stages.emplace_back(node, stage);
+    previous = stage;
+  }
+  if (closing) {
+    if (Status st = b.add_leg(*previous, *closing, nullptr); !st.is_ok()) return st;
+  }
+  for (const auto& [node, stage] : stages) {
+    if (Status st = chain_within_node(b, stage, by_node[node], topology); !st.is_ok()) return st;
   }
   return {};
 }
@@ -281,6 +385,9 @@ Result<TransferGraph> plan_broadcast(const ClusterTopology& topology, MemoryId s
       break;
     case BroadcastAlgorithm::kRadixTree:
       st = plan_radix_tree(b, src, dests, topology, options);
+      break;
+    case BroadcastAlgorithm::kChain:
+      st = plan_chain(b, src, dests, topology);
       break;
   }
   if (!st.is_ok()) return st;

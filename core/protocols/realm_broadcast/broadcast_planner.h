@@ -17,7 +17,14 @@ enum class BroadcastAlgorithm : uint32_t {
   kNaive = 0,        // find_fastest_path to each destination, paths side by side
   kAggregation = 1,  // the same paths with common predecessors merged
   kRadixTree = 2,    // entry buffer per node, radix tree across nodes, then intra-node
+  // Entry buffer per node, the entries in one chain across the nodes (each
+  // forwards chunk k while it receives chunk k+1), then within each node a
+  // chain over NVLink, else one host IB buffer feeding every GPU on its own
+  // copy engine; a destination in the source's own memory closes the chain
+  // into a ring: every link carries the payload about once.
+  kChain = 3,
 };
+inline constexpr uint32_t kBroadcastAlgorithms = 4;
 
 const char* broadcast_algorithm_name(BroadcastAlgorithm algorithm);
 

@@ -1,6 +1,7 @@
 // What a broadcast run found, kept in its account: the plan it ran (algorithm,
 // transfer graph, the pipelined lower bound), when each destination held every
-// byte, and the bytes each link carried.
+// byte, and the bytes each link carried; the physical bound and every
+// planner's plan bound beside it.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,9 @@
 
 #include "core/clock.h"
 #include "core/protocols/realm_broadcast/broadcast_workload.h"
+#include "core/protocols/realm_broadcast/physical_bound.h"
 #include "core/protocols/realm_broadcast/pipelined_bound.h"
+#include "core/protocols/realm_broadcast/planner_comparison.h"
 #include "core/protocols/realm_broadcast/transfer_graph.h"
 
 namespace tensorwire::collectives {
@@ -38,6 +41,8 @@ struct BroadcastResult {
   std::vector<BroadcastDestinationResult> destinations;
   std::vector<BroadcastLinkResult> links;  // links that carried bytes
   PipelinedBound bound;
+  PhysicalBound physical;              // what no plan can beat on this cluster
+  std::vector<PlannerBound> planners;  // every algorithm's plan bound, for comparison
   std::map<uint32_t, TimeNs> copy_first_busy_ns;  // by copy id
 
   size_t destinations_done() const {

@@ -217,6 +217,8 @@ CollectiveOutcome run_broadcast(CollectiveWorld& world, const CollectiveRequest&
   result.graph = std::move(planned).value();
   for (uint32_t l = 0; l < topology.link_count(); ++l) result.link_names.push_back(topology.link_name({l}));
   result.bound = pipelined_lower_bound(result.graph, topology, w.options.max_chunk_bytes);
+  result.physical = physical_lower_bound(topology, w.source, w.destinations, w.bytes);
+  result.planners = bound_every_planner(topology, w.source, w.destinations, w.bytes, w.options);
 
   const uint32_t ranks = world.world_size();
   TW_ASSERT_MSG(ranks == request.cluster.nodes, "one rank per node of the cluster");

@@ -28,14 +28,16 @@ BroadcastAlgorithm read_algorithm(const OptionReader& r) {
   const OptionReader::ValueType type = r.type_of("algorithm");
   if (type == OptionReader::ValueType::kAbsent) return BroadcastAlgorithm::kRadixTree;
   if (type == OptionReader::ValueType::kInteger) {
-    return static_cast<BroadcastAlgorithm>(r.integer("algorithm", 0, 2).value());
+    return static_cast<BroadcastAlgorithm>(r.integer("algorithm", 0, kBroadcastAlgorithms - 1).value());
   }
   const std::string name = r.string("algorithm").value();
   if (name == "naive") return BroadcastAlgorithm::kNaive;
   if (name == "aggregation") return BroadcastAlgorithm::kAggregation;
   if (name == "radix_tree") return BroadcastAlgorithm::kRadixTree;
+  if (name == "chain") return BroadcastAlgorithm::kChain;
   r.fail("algorithm", "unknown algorithm '" + name +
-                          "' (use \"naive\" or 0, \"aggregation\" or 1, \"radix_tree\" or 2)");
+                          "' (use \"naive\" or 0, \"aggregation\" or 1, \"radix_tree\" or 2, "
+                          "\"chain\" or 3)");
   TW_UNREACHABLE("OptionReader::fail throws");
 }
 

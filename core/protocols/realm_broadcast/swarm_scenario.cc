@@ -8,7 +8,7 @@
 namespace tensorwire::collectives {
 namespace {
 
-constexpr std::string_view kAlgorithms[] = {"naive", "aggregation", "radix_tree"};
+constexpr std::string_view kAlgorithms[] = {"naive", "aggregation", "radix_tree", "chain"};
 constexpr uint64_t kMinChunks[] = {256, 1024, 4096};
 constexpr uint32_t kMaxNodes = 4;
 constexpr uint32_t kMaxGpus = 2;

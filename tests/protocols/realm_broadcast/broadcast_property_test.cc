@@ -41,7 +41,7 @@ RC_GTEST_PROP(BroadcastProperty,
   for (size_t i = 0; i < std::min(want, cap); ++i) dests.push_back(*rc::gen::elementOf(all));
 
   BroadcastOptions o;
-  o.algorithm = static_cast<BroadcastAlgorithm>(*rc::gen::inRange(0, 3));
+  o.algorithm = static_cast<BroadcastAlgorithm>(*rc::gen::inRange(0, static_cast<int>(kBroadcastAlgorithms)));
   o.radix_inter = *rc::gen::inRange<uint32_t>(1, 5);
   o.radix_intra = *rc::gen::inRange<uint32_t>(0, 4);
   o.min_chunk_bytes = *rc::gen::element<uint64_t>(512, 4096, 5000);

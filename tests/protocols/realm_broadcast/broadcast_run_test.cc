@@ -30,7 +30,7 @@ bool mentions(const RunReport& r, const std::string& what) {
 
 TEST(BroadcastRun, EveryAlgorithmAndRadixDeliversTheExactSourceBytes) {
   const uint64_t bytes = (3 << 20) + 13;  // not a multiple of 4 KiB
-  for (uint32_t algorithm = 0; algorithm <= 2; ++algorithm) {
+  for (uint32_t algorithm = 0; algorithm < kBroadcastAlgorithms; ++algorithm) {
     for (uint32_t inter : {1u, 2u, 3u}) {
       for (uint32_t intra : {0u, 1u, 2u}) {
         if (algorithm != 2 && (inter != 2 || intra != 2)) continue;

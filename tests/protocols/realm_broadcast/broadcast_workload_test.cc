@@ -100,7 +100,7 @@ TEST(BroadcastWorkloadTable, BadOptionsNameTheKey) {
   std::string e = error_of(kHead + "algorithm = \"ring\"\n");
   EXPECT_NE(e.find("b.toml:9:"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown algorithm 'ring'"), std::string::npos) << e;
-  e = error_of(kHead + "algorithm = 3\n");
+  e = error_of(kHead + "algorithm = 4\n");
   EXPECT_NE(e.find("workload.algorithm"), std::string::npos) << e;
   e = error_of(kHead + "radix_inter = 0\n");
   EXPECT_NE(e.find("workload.radix_inter"), std::string::npos) << e;
