@@ -13,7 +13,7 @@
 #include "core/assert.h"
 #include "model/check_loop.h"
 #include "model/execution_log.h"
-#include "model/job_pool.h"
+#include "runner/job_pool.h"
 
 namespace tensorwire::model {
 namespace {

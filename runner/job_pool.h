@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-namespace tensorwire::model {
+namespace tensorwire {
 
 class JobPool {
  public:
@@ -51,4 +51,4 @@ class JobPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace tensorwire::model
+}  // namespace tensorwire

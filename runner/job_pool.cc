@@ -1,6 +1,6 @@
-#include "model/job_pool.h"
+#include "runner/job_pool.h"
 
-namespace tensorwire::model {
+namespace tensorwire {
 
 JobPool::JobPool(uint32_t threads) {
   threads_.reserve(threads);
@@ -63,4 +63,4 @@ void JobPool::work_loop() {
   }
 }
 
-}  // namespace tensorwire::model
+}  // namespace tensorwire
