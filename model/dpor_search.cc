@@ -4,6 +4,8 @@
 #include <bit>
 #include <unordered_map>
 
+#include "core/splitmix64.h"
+
 namespace tensorwire::model {
 namespace {
 
@@ -279,6 +281,8 @@ void DporSearch::analyse_races() {
 
 bool DporSearch::next_execution() {
   analyse_races();
+  if (first_execution_ && share_count_ > 1) drop_others_shares();
+  first_execution_ = false;
   steps_.clear();
   pending_node_ = -1;
   pending_key_ = 0;
@@ -299,6 +303,46 @@ bool DporSearch::next_execution() {
   nodes_.clear();
   prefix_ = 0;
   return false;
+}
+
+std::vector<uint32_t> DporSearch::current_prefix() const {
+  std::vector<uint32_t> prefix;
+  prefix.reserve(prefix_);
+  for (size_t n = 0; n < prefix_; ++n) prefix.push_back(nodes_[n].chosen);
+  return prefix;
+}
+
+std::vector<std::vector<uint32_t>> DporSearch::pending_prefixes(size_t limit) const {
+  std::vector<std::vector<uint32_t>> out;
+  // next_execution's order: the deepest choice point first, then by index.
+  for (size_t n = nodes_.size(); n-- > 0 && out.size() < limit;) {
+    const Node& node = nodes_[n];
+    for (size_t a = 0; a < node.sequences.size() && out.size() < limit; ++a) {
+      if (node.backtrack[a] == 0 || node.done[a] != 0) continue;
+      std::vector<uint32_t> prefix;
+      prefix.reserve(n + 1);
+      for (size_t m = 0; m < n; ++m) prefix.push_back(nodes_[m].chosen);
+      prefix.push_back(static_cast<uint32_t>(a));
+      out.push_back(std::move(prefix));
+    }
+  }
+  return out;
+}
+
+// The alternatives the first execution left are dealt out by a hash of
+// their prefix (the choices before and at their choice point): the same
+// in every shard, since every shard ran the same first execution.
+void DporSearch::drop_others_shares() {
+  uint64_t h = 0x51ed270b5a1d3c47ull;
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    Node& node = nodes_[n];
+    for (size_t a = 0; a < node.sequences.size(); ++a) {
+      if (node.backtrack[a] == 0 || node.done[a] != 0) continue;
+      uint64_t state = h ^ (a * 0x9e3779b97f4a7c15ull);
+      if (splitmix64(state) % share_count_ != share_index_) node.done[a] = 1;
+    }
+    h = (h ^ node.chosen) * 0x100000001b3ull;  // the path so far: first execution's choices
+  }
 }
 
 }  // namespace tensorwire::model

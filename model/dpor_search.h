@@ -110,6 +110,27 @@ class DporSearch final : public ChoiceStrategy {
   // wherever it strikes. Only one kind may be declared.
   void place_fault_by_races(std::string kind, const std::vector<sim::SharedObject>& objects);
   uint64_t cached_executions() const { return cached_; }
+  const std::unordered_set<uint64_t>& seen_states() const { return seen_; }
+
+  // The choices the next execution replays before it takes the first ready
+  // event at each new choice point (after next_execution; empty at first).
+  std::vector<uint32_t> current_prefix() const;
+  // The prefixes of up to `limit` alternatives still to explore, in the order
+  // next_execution would take them if no race added another: each will run
+  // (unless the search stops first), so they may be run ahead of time.
+  std::vector<std::vector<uint32_t>> pending_prefixes(size_t limit) const;
+
+  // Shard `index` of `count` (check --shard): after the first execution,
+  // which every shard runs, each alternative it left to explore belongs to
+  // one shard, by a hash of its prefix; the others are dropped. What a
+  // shard's own executions add is its own to explore. Every alternative is
+  // kept by some shard, so the shards together cover the whole search (some
+  // alternatives more than once, where several shards' executions race to
+  // them; each shard caches states on its own).
+  void keep_share(uint32_t index, uint32_t count) {
+    share_index_ = index;
+    share_count_ = count;
+  }
 
  private:
   struct Node {
@@ -143,6 +164,7 @@ class DporSearch final : public ChoiceStrategy {
   void add_backtrack(size_t node, size_t j, size_t i,
                      const std::vector<std::vector<uint32_t>>& clock);
   void analyse_races();
+  void drop_others_shares();
 
   uint32_t ranks_;
   uint32_t objects_;            // bits in use
@@ -168,6 +190,9 @@ class DporSearch final : public ChoiceStrategy {
   bool exact_ = false;
   std::unordered_set<uint64_t> seen_;
   uint64_t cached_ = 0;
+  uint32_t share_index_ = 0;
+  uint32_t share_count_ = 1;
+  bool first_execution_ = true;
 };
 
 }  // namespace tensorwire::model

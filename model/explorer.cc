@@ -14,7 +14,10 @@
 #include "core/protocol_invariants.h"
 #include "core/splitmix64.h"
 #include "core/state_digest.h"
+#include "model/check_loop.h"
 #include "model/dpor_search.h"
+#include "model/execution_log.h"
+#include "model/parallel_check.h"
 #include "backend_sim/simulator.h"
 #include "runner/simulation_run.h"
 
@@ -225,12 +228,12 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   uint64_t chosen_ordinal_ = 0;
 };
 
+}  // namespace
+
 uint64_t derive_seed(uint64_t seed, uint64_t index) {
   uint64_t state = seed ^ (index * 0xd1b54a32d192ed03ull);
   return splitmix64(state);
 }
-
-}  // namespace
 
 std::string covered_transitions(const std::vector<TransitionTable>& tables) {
   std::string out;
@@ -492,6 +495,11 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   // along the prefix it replays): digesting the state is the costly part.
   auto* dpor = dynamic_cast<DporSearch*>(&strategy);
   if (dpor != nullptr) dpor->set_fingerprint([&fingerprinter] { return fingerprinter.fingerprint(); });
+  // A dfs execution run ahead for the search in another thread: the same.
+  auto* recorder_of_dfs = dynamic_cast<ExecutionRecorder*>(&strategy);
+  if (recorder_of_dfs != nullptr) {
+    recorder_of_dfs->set_fingerprint([&fingerprinter] { return fingerprinter.fingerprint(); });
+  }
   if (faults.enabled()) {
     recorder.set_fault_handler([&injector](const InjectedFault& fault) { injector.strike(fault); });
     recorder.set_fault_applies(
@@ -507,6 +515,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   e.transitions = std::move(report.transitions);
   e.coverage = std::move(report.coverage);
   if (dpor != nullptr) dpor->set_fingerprint({});  // the fingerprinter dies here
+  if (recorder_of_dfs != nullptr) recorder_of_dfs->set_fingerprint({});
   e.choices = recorder.choices();
   e.widths = recorder.widths();
   if (auto* replay = dynamic_cast<ReplayStrategy*>(&strategy)) e.diverged = replay->diverged();
@@ -530,8 +539,6 @@ std::vector<sim::SharedObject> qp_error_objects(uint32_t ranks) {
   }
   return objects;
 }
-
-namespace {
 
 // The faults execution `index` may inject. Random walks and PCT get theirs
 // forced at points drawn in advance (else they would strike at once): from
@@ -571,14 +578,7 @@ Execution run_pct(const Scenario& scenario, const CheckOptions& options, uint64_
   return e;
 }
 
-}  // namespace
-
-CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgress on_progress) {
-  const Scenario scenario = model_scenario(input);
-  CheckReport report;
-  std::unordered_set<uint64_t> states;
-  std::vector<uint64_t> fingerprints;
-  DporSearch dpor(scenario.cluster.nodes);  // dfs
+void configure_dfs(DporSearch& dpor, const Scenario& scenario, const CheckOptions& options) {
   dpor.cache_states(options.exact);
   if (options.faults.size() == 1 && options.faults[0] == FaultKind::kQpError &&
       options.max_faults == 1 && scenario.cluster.nodes >= 2) {
@@ -587,50 +587,87 @@ CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgr
     dpor.place_fault_by_races(fault_kind_name(FaultKind::kQpError),
                               qp_error_objects(scenario.cluster.nodes));
   }
-  uint64_t expected_steps = 1;   // where a forced fault may go: choice points of the first execution
-  uint64_t pct_steps = 1;        // pct's k: the most steps an execution took so far
+  dpor.keep_share(options.shard_index, options.shard_count);
+}
+
+bool CheckTally::add(Execution&& e, const ExecutionKey& key, const CheckProgress& on_progress) {
+  if (key.first_of_search || !e.fault_injected()) {
+    expected_steps = std::max<uint64_t>(expected_steps, e.choices.size());
+  }
+  ++report.schedules;
+  add_transition_tables(report.transitions, e.transitions);
+  report.coverage.add(e.coverage);
+  report.choice_points += e.choices.size();
+  report.events += e.events;
+  states.insert(key.fingerprints.begin(), key.fingerprints.end());
+  if (on_progress) on_progress(report.schedules, total);
+  if (e.outcome == CheckOutcome::kNothingFound) return false;
+  report.outcome = e.outcome;
+  report.counterexample = std::move(e);
+  report.counterexample_seed = key.strategy_seed;
+  report.counterexample_faults = key.faults.kinds;
+  return true;
+}
+
+void CheckTally::finish(const CheckOptions& options, const DporSearch* dpor) {
+  const bool dfs = options.strategy == CheckStrategy::kDfs && dpor != nullptr;
+  report.cached_schedules = dpor != nullptr ? dpor->cached_executions() : 0;
+  report.distinct_states = dfs ? dpor->distinct_states() : states.size();
+  if (!options.keep_states) return;
+  const std::unordered_set<uint64_t>& kept = dfs ? dpor->seen_states() : states;
+  report.states.assign(kept.begin(), kept.end());
+  std::sort(report.states.begin(), report.states.end());
+}
+
+uint64_t shard_schedules(const CheckOptions& options) {
+  const uint64_t n = options.shard_count, i = options.shard_index;
+  return options.max_schedules / n + (i < options.max_schedules % n ? 1 : 0);
+}
+
+uint64_t execution_index(const CheckOptions& options, uint64_t n) {
+  if (options.strategy == CheckStrategy::kDfs) return n;
+  return n * options.shard_count + options.shard_index;
+}
+
+Execution run_walk(const Scenario& scenario, const CheckOptions& options, uint64_t strategy_seed,
+                   std::vector<uint64_t>& fingerprints, const FaultOffer& faults) {
+  RandomWalkStrategy walk(strategy_seed);
   NullTraceSink trace;
-  for (uint64_t i = 0; i < options.max_schedules; ++i) {
-    const uint64_t strategy_seed = derive_seed(options.seed, i);
+  return run_execution(scenario, options.seed, walk, trace, &fingerprints, faults);
+}
+
+CheckReport check(const Scenario& input, const CheckOptions& options, CheckProgress on_progress) {
+  TW_ASSERT(options.shard_count >= 1 && options.shard_index < options.shard_count);
+  const Scenario scenario = model_scenario(input);
+  if (options.jobs > 1) return check_in_parallel(scenario, options, on_progress);
+  const bool dfs = options.strategy == CheckStrategy::kDfs;
+  CheckTally tally;
+  // A shard of random walks or pct runs every shard_count-th execution.
+  tally.total = dfs ? options.max_schedules : shard_schedules(options);
+  std::vector<uint64_t> fingerprints;
+  DporSearch dpor(scenario.cluster.nodes);  // dfs
+  configure_dfs(dpor, scenario, options);
+  NullTraceSink trace;
+  for (uint64_t n = 0; n < tally.total; ++n) {
+    const uint64_t strategy_seed = derive_seed(options.seed, execution_index(options, n));
     fingerprints.clear();
     Execution e;
-    FaultOffer faults = fault_offer(options, i, strategy_seed, expected_steps);
+    FaultOffer faults = fault_offer(options, n, strategy_seed, tally.expected_steps);
     switch (options.strategy) {
-      case CheckStrategy::kDfs:
-        e = run_execution(scenario, options.seed, dpor, trace, nullptr, faults);
-        break;
-      case CheckStrategy::kRandom: {
-        RandomWalkStrategy walk(strategy_seed);
-        e = run_execution(scenario, options.seed, walk, trace, &fingerprints, faults);
-        break;
-      }
+      case CheckStrategy::kDfs: e = run_execution(scenario, options.seed, dpor, trace, nullptr, faults); break;
+      case CheckStrategy::kRandom: e = run_walk(scenario, options, strategy_seed, fingerprints, faults); break;
       case CheckStrategy::kPct:
-        e = run_pct(scenario, options, strategy_seed, pct_steps, fingerprints, faults);
+        e = run_pct(scenario, options, strategy_seed, tally.pct_steps, fingerprints, faults);
         break;
     }
-    if (i == 0 || !e.fault_injected()) expected_steps = std::max<uint64_t>(expected_steps, e.choices.size());
-    ++report.schedules;
-    add_transition_tables(report.transitions, e.transitions);
-    report.coverage.add(e.coverage);
-    report.choice_points += e.choices.size();
-    report.events += e.events;
-    states.insert(fingerprints.begin(), fingerprints.end());
-    if (on_progress) on_progress(report.schedules, options.max_schedules);
-    if (e.outcome != CheckOutcome::kNothingFound) {
-      report.outcome = e.outcome;
-      report.counterexample = std::move(e);
-      report.counterexample_seed = strategy_seed;
-      report.counterexample_faults = faults.kinds;
-      break;
-    }
-    if (options.strategy == CheckStrategy::kDfs && !dpor.next_execution()) {
-      report.exhausted = true;
+    if (tally.add(std::move(e), {n == 0, strategy_seed, faults, fingerprints}, on_progress)) break;
+    if (dfs && !dpor.next_execution()) {
+      tally.report.exhausted = true;
       break;
     }
   }
-  report.cached_schedules = dpor.cached_executions();
-  report.distinct_states = options.strategy == CheckStrategy::kDfs ? dpor.distinct_states() : states.size();
-  return report;
+  tally.finish(options, &dpor);
+  return std::move(tally.report);
 }
 
 }  // namespace tensorwire::model

@@ -87,6 +87,15 @@ struct CheckOptions {
   // dfs: cut at a state seen before only where that loses no order (see
   // DporSearch::cache_states); slower.
   bool exact = false;
+  // Threads to run executions on (parallel_check.h): the result is the same
+  // whatever the number; 1 runs everything on the calling thread.
+  uint32_t jobs = 1;
+  // Shard shard_index of shard_count (check --shard): random walks and pct
+  // run the executions whose index is shard_index modulo shard_count; dfs
+  // the alternatives DporSearch::keep_share deals it. One shard: the search.
+  uint32_t shard_index = 0;
+  uint32_t shard_count = 1;
+  bool keep_states = false;  // fill CheckReport::states (to merge shards' states)
 };
 
 struct CheckReport {
@@ -104,6 +113,8 @@ struct CheckReport {
   // The faults on offer in the failing execution, which its choices encode:
   // none for random's and pct's first, fault-free execution.
   std::vector<FaultKind> counterexample_faults;
+  // With CheckOptions::keep_states: the distinct states' fingerprints, sorted.
+  std::vector<uint64_t> states;
 };
 
 using CheckProgress = std::function<void(uint64_t done, uint64_t total)>;

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "apps/tensorwire/check_result_file.h"
+#include "apps/tensorwire/check_shard.h"
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/memory_limit.h"
 #include "apps/tensorwire/option_checks.h"
@@ -173,6 +175,7 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& args) {
   add_plant_bug_option(*check, args);
   add_memory_limit_option(*check, args.memory_limit);
   add_swarm_option(*check, args);
+  add_scale_options(*check, args);
   return check;
 }
 
@@ -184,6 +187,10 @@ model::CheckOptions check_options_of(const CheckArgs& args, const Scenario& scen
   options.exact = args.exact;
   model::parse_fault_list(args.faults, options.faults);  // checked by the flag's validator
   options.max_faults = args.max_faults;
+  options.jobs = jobs_of(args);
+  options.shard_index = args.shard_index;
+  options.shard_count = std::max<uint32_t>(args.shard_count, 1);
+  options.keep_states = !args.result_path.empty() || args.shard_count > 0;
   options.strategy = args.strategy == "dfs"   ? model::CheckStrategy::kDfs
                      : args.strategy == "pct" ? model::CheckStrategy::kPct
                                               : model::CheckStrategy::kRandom;
@@ -252,18 +259,61 @@ std::optional<int> replay_schedule(const CheckArgs& args, Scenario& scenario,
   return std::nullopt;
 }
 
-// Searches with the strategy. An exit code when nothing was found; otherwise
-// the counterexample (and in `options.faults` the faults its schedule offers).
-std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
-                          model::CheckOptions& options, bool progress, Finding& finding,
-                          std::ostream& out, std::ostream& err) {
+// The search's first line: what shards of one search share.
+std::string search_line(const CheckArgs& args, const model::CheckOptions& options) {
+  std::ostringstream out;
   out << "tensorwire check " << args.scenario_path << " --strategy " << args.strategy
       << " --seed " << options.seed << " --max-schedules " << options.max_schedules
       << (args.plant_bug != "none" ? " --plant-bug " + args.plant_bug : std::string())
       << (args.faults != "none" ? " --faults " + args.faults : std::string())
       << (args.max_faults != 1 ? " --max-faults " + std::to_string(args.max_faults) : std::string())
-      << (args.exact ? " --exact" : "") << "\n"
-      << std::flush;
+      << (args.exact ? " --exact" : "");
+  return out.str();
+}
+
+// --result (and every shard's result file): see check_result_file.h.
+void write_result_file(const CheckArgs& args, const Scenario& scenario, const std::string& line,
+                       const model::CheckReport& report, double seconds, std::ostream& err) {
+  CheckResultFile r;
+  r.search = line;
+  r.scenario_path = args.scenario_path;
+  const model::ScenarioIdentity identity = scenario_identity(args.scenario_path, scenario);
+  r.scenario_name = identity.name;
+  r.scenario_hash = identity.hash;
+  r.protocol = scenario.protocol.name;
+  r.strategy = args.strategy;
+  r.exact = args.exact;
+  r.shard_index = args.shard_index;
+  r.shard_count = std::max<uint32_t>(args.shard_count, 1);
+  r.seconds = seconds;
+  r.report.outcome = report.outcome;
+  r.report.schedules = report.schedules;
+  r.report.choice_points = report.choice_points;
+  r.report.events = report.events;
+  r.report.distinct_states = report.distinct_states;
+  r.report.cached_schedules = report.cached_schedules;
+  r.report.exhausted = report.exhausted;
+  r.report.states = report.states;
+  r.report.transitions = report.transitions;
+  r.report.coverage = report.coverage;
+  if (report.counterexample && report.outcome != model::CheckOutcome::kBadInput) {
+    r.counterexample_schedule = counterexample_prefix(args) + ".schedule";
+    for (const Problem& p : report.counterexample->problems) r.counterexample_problems.push_back(problem_line(p));
+  }
+  if (Status st = write_file_atomically(args.result_path, check_result_json(r), "--result"); !st.is_ok()) {
+    err << kErrorPrefix << st.message() << "\n";
+  }
+}
+
+// Searches with the strategy. An exit code when nothing was found; otherwise
+// the counterexample (and in `options.faults` the faults its schedule offers).
+std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
+                          model::CheckOptions& options, bool progress, Finding& finding,
+                          std::ostream& out, std::ostream& err) {
+  const std::string line = search_line(args, options);
+  out << line << "\n";
+  if (args.shard_count > 0) out << "shard " << args.shard_index << " of " << args.shard_count << "\n";
+  out << std::flush;
   const auto started = std::chrono::steady_clock::now();
   model::CheckReport report;
   {
@@ -276,6 +326,7 @@ std::optional<int> search(const CheckArgs& args, const Scenario& scenario,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const bool dfs = options.strategy == model::CheckStrategy::kDfs;
   out << report::check_summary_text(report, dfs, args.exact, scenario.protocol.name, seconds);
+  if (!args.result_path.empty()) write_result_file(args, scenario, line, report, seconds, err);
   if (!report.counterexample) return dfs && !report.exhausted ? kExitSearchIncomplete : kExitOk;
   finding.failing = std::move(report.counterexample);
   // Random walks and pct run their first execution without faults: its
@@ -420,7 +471,8 @@ bool flags_fit_strategy(const CheckArgs& args, std::ostream& err) {
 
 }  // namespace
 
-int check_command(const CheckArgs& args, std::ostream& out, std::ostream& err, bool progress) {
+int check_command(const CheckArgs& given, std::ostream& out, std::ostream& err, bool progress) {
+  const CheckArgs args = sharded_args(given);
   if (!flags_fit_strategy(args, err)) return kExitBadInput;
   if (args.swarm > 0) return swarm_check(args, out, err);
   std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);

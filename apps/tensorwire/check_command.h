@@ -38,6 +38,10 @@ struct CheckArgs {
   bool no_shrink = false;          // write the counterexample as found, not shrunk
   std::string memory_limit;        // --memory-limit as typed (checked); empty: the default
   uint64_t swarm = 0;              // --swarm N: check N scenarios the protocol draws (swarm_check.h)
+  uint32_t jobs = 1;               // --jobs N: threads (0: every core); the result is the same
+  uint32_t shard_index = 0;        // --shard I/N (check_shard.h)
+  uint32_t shard_count = 0;        // 0: not sharded
+  std::string result_path;         // --result FILE: the result as JSON (check_result_file.h)
 };
 
 CLI::App* add_check_command(CLI::App& app, CheckArgs& args);

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/tensorwire/check_command.h"
+#include "apps/tensorwire/check_merge_command.h"
 #include "apps/tensorwire/compare_command.h"
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/launch_command.h"
@@ -39,6 +40,8 @@ int tensorwire_main(int argc, char** argv) {
   CLI::App* plan = add_plan_command(app, plan_args);
   CheckArgs check_args;
   CLI::App* check = add_check_command(app, check_args);
+  CheckMergeArgs check_merge_args;
+  CLI::App* check_merge = add_check_merge_command(app, check_merge_args);
   CompareArgs compare_args;
   CLI::App* compare = add_compare_command(app, compare_args);
   LaunchArgs launch_args;
@@ -62,6 +65,7 @@ int tensorwire_main(int argc, char** argv) {
   if (check->parsed()) {
     return check_command(check_args, std::cout, std::cerr, tensorwire::report::stderr_is_terminal());
   }
+  if (check_merge->parsed()) return check_merge_command(check_merge_args, std::cout, std::cerr);
   if (compare->parsed()) return compare_command(compare_args, std::cout, std::cerr);
   if (launch->parsed()) return launch_command(launch_args, std::cout, std::cerr);
   if (sweep->parsed()) {
