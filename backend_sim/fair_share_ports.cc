@@ -9,7 +9,8 @@
 namespace tensorwire::sim {
 
 FairSharePorts::FairSharePorts(SimContext& context, uint32_t nodes, double bandwidth_bytes_per_s)
-    : context_(context), bandwidth_bytes_per_s_(bandwidth_bytes_per_s), tx_(nodes), rx_(nodes),
+    : context_(context), nodes_(nodes), bandwidth_bytes_per_s_(bandwidth_bytes_per_s), tx_(nodes),
+      rx_(nodes), resource_pass_(size_t{2} * nodes, 0), solver_index_(size_t{2} * nodes, 0),
       tx_utilisation_(nodes, 0.0), rx_utilisation_(nodes, 0.0), tx_traced_pass_(nodes, 0),
       rx_traced_pass_(nodes, 0) {
   // The simulator validated the cluster: every share of a port is positive.
@@ -80,18 +81,15 @@ void FairSharePorts::settle(Flow& f) {
   context_.meter.add_port_bytes(f.src, f.dst, moved);
 }
 
-// Settles progress at the old rate, then sets the new rate and end event.
-void FairSharePorts::update(FlowId id) {
+// Settles progress at the old rate, then sets the new rate and end event; a
+// flow whose rate did not change keeps its event.
+void FairSharePorts::update(FlowId id, double rate) {
   Flow& f = flows_[id];
   TW_ASSERT_HOT(f.live);
-  const TimeNs now = context_.now();
-  settle(f);
-  TW_ASSERT_HOT_MSG(!tx_[f.src].empty() && !rx_[f.dst].empty(), "a live flow shares both its sides");
-  const double tx_share = bandwidth_bytes_per_s_ / static_cast<double>(tx_[f.src].size());
-  const double rx_share = bandwidth_bytes_per_s_ / static_cast<double>(rx_[f.dst].size());
-  const double rate = std::min(tx_share, rx_share);
   TW_ASSERT_HOT_MSG(rate > 0, "a flow's rate is positive");
   if (rate == f.rate_bytes_per_s && context_.events.is_pending(f.finish)) return;
+  const TimeNs now = context_.now();
+  settle(f);
   f.rate_bytes_per_s = rate;
   if (context_.events.is_pending(f.finish)) {
     // Another flow's end moves: the running event depends on that flow's
@@ -104,17 +102,57 @@ void FairSharePorts::update(FlowId id) {
                                          "transfer", f.dst, [this, id] { finish(id); });
 }
 
+// Every flow and port side reachable from src's tx and dst's rx through
+// shared sides: only their rates can change when a flow there starts or ends.
+void FairSharePorts::collect_component(uint32_t src, uint32_t dst) {
+  component_.clear();
+  component_resources_.clear();
+  solver_.clear();
+  auto reach = [this](uint32_t resource) {
+    if (resource_pass_[resource] == pass_) return;
+    resource_pass_[resource] = pass_;
+    solver_index_[resource] = solver_.add_resource(bandwidth_bytes_per_s_);
+    component_resources_.push_back(resource);
+  };
+  reach(resource_of(src, true));
+  reach(resource_of(dst, false));
+  for (size_t next = 0; next < component_resources_.size(); ++next) {
+    for (FlowId id : flows_on(component_resources_[next])) {
+      Flow& f = flows_[id];
+      if (f.mark == pass_) continue;
+      f.mark = pass_;
+      component_.push_back(id);
+      reach(resource_of(f.src, true));
+      reach(resource_of(f.dst, false));
+    }
+  }
+  for (FlowId id : component_) {
+    const Flow& f = flows_[id];
+    const uint32_t sides[2] = {solver_index_[resource_of(f.src, true)],
+                               solver_index_[resource_of(f.dst, false)]};
+    solver_.add_flow(sides);
+  }
+}
+
 void FairSharePorts::recompute(uint32_t src, uint32_t dst) {
   ++pass_;
-  auto visit = [this](const std::vector<FlowId>& flows) {
-    for (FlowId id : flows) {
-      if (flows_[id].mark == pass_) continue;
-      flows_[id].mark = pass_;
-      update(id);
-    }
+  collect_component(src, dst);
+  const std::vector<double>& rates = solver_.solve();
+  // Flows are updated in the order the single-switch model always used (src's
+  // tx side, then dst's rx side, each in start order, then the rest as
+  // reached): the order of their rescheduled end events, and so of ties,
+  // stays the same wherever the rates do.
+  ++pass_;
+  for (size_t i = 0; i < component_.size(); ++i) flows_[component_[i]].rate_index = static_cast<uint32_t>(i);
+  auto visit = [&](FlowId id) {
+    Flow& f = flows_[id];
+    if (f.mark == pass_) return;
+    f.mark = pass_;
+    update(id, rates[f.rate_index]);
   };
-  visit(tx_[src]);
-  visit(rx_[dst]);
+  for (FlowId id : tx_[src]) visit(id);
+  for (FlowId id : rx_[dst]) visit(id);
+  for (FlowId id : component_) visit(id);
   if (context_.tracing) trace_utilisation(src, dst);
 }
 
@@ -149,6 +187,10 @@ void FairSharePorts::trace_utilisation(uint32_t src, uint32_t dst) {
   emit(dst, false);
   for (FlowId id : tx_[src]) emit(flows_[id].dst, false);
   for (FlowId id : rx_[dst]) emit(flows_[id].src, true);
+  // Max-min may move rates further away, anywhere in the component.
+  for (uint32_t resource : component_resources_) {
+    emit(resource < nodes_ ? resource : resource - nodes_, resource < nodes_);
+  }
 }
 
 void FairSharePorts::finish(FlowId id) {
