@@ -1,6 +1,7 @@
 #include "backend_sim/fair_share_ports.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -18,7 +19,7 @@ FairSharePorts::FairSharePorts(SimContext& context, uint32_t nodes, double bandw
 }
 
 FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
-                             std::function<void()> on_drained) {
+                             EventCallback on_drained) {
   TW_ASSERT_HOT(src < tx_.size() && dst < rx_.size());
   TW_ASSERT_HOT_MSG(src != dst, "a flow crosses the network: no queue pair connects a rank to itself");
   FlowId id;
@@ -64,7 +65,7 @@ void FairSharePorts::detach(FlowId id) {
   erase(tx_[f.src]);
   erase(rx_[f.dst]);
   f.live = false;
-  f.on_drained = nullptr;
+  f.on_drained.reset();
   free_.push_back(id);
 }
 
@@ -87,7 +88,11 @@ void FairSharePorts::update(FlowId id, double rate) {
   Flow& f = flows_[id];
   TW_ASSERT_HOT(f.live);
   TW_ASSERT_HOT_MSG(rate > 0, "a flow's rate is positive");
-  if (rate == f.rate_bytes_per_s && context_.events.is_pending(f.finish)) return;
+  // A rate that moved by rounding only (one share reached along two paths
+  // of the solve) keeps its event: rescheduling it would change nothing but
+  // the order of ties.
+  const bool same_rate = std::abs(rate - f.rate_bytes_per_s) <= 1e-12 * rate;
+  if (same_rate && context_.events.is_pending(f.finish)) return;
   const TimeNs now = context_.now();
   settle(f);
   f.rate_bytes_per_s = rate;
@@ -200,7 +205,7 @@ void FairSharePorts::finish(FlowId id) {
   // Its end event was set for the moment its last byte leaves.
   context_.meter.add_port_bytes(src, dst, f.remaining_bytes);
   f.remaining_bytes = 0;
-  std::function<void()> done = std::move(f.on_drained);
+  EventCallback done = std::move(f.on_drained);
   f.finish = {};
   detach(id);
   recompute(src, dst);

@@ -26,7 +26,7 @@ class FairSharePorts {
 
   // Starts moving `bytes` from `src` to `dst` now; `on_drained` runs (as an
   // event of rank `src`) when the last byte has left the sender's port.
-  FlowId start(uint32_t src, uint32_t dst, uint64_t bytes, std::function<void()> on_drained);
+  FlowId start(uint32_t src, uint32_t dst, uint64_t bytes, EventCallback on_drained);
   // Stops a flow without running its callback (its QP broke).
   void cancel(FlowId flow);
 
@@ -41,7 +41,7 @@ class FairSharePorts {
     double rate_bytes_per_s = 0;
     TimeNs last_update_ns = 0;
     EventId finish;
-    std::function<void()> on_drained;
+    EventCallback on_drained;
     uint64_t mark = 0;  // last recompute pass that touched it
     uint32_t rate_index = 0;  // its index in the last solve that reached it
     bool live = false;
