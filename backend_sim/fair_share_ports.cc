@@ -142,7 +142,10 @@ void FairSharePorts::collect_component(uint32_t src, uint32_t dst) {
 void FairSharePorts::recompute(uint32_t src, uint32_t dst) {
   ++pass_;
   collect_component(src, dst);
-  const std::vector<double>& rates = solver_.solve();
+  // A flow alone on both its sides (no contention, the common case) has the
+  // whole bandwidth: what the solve would give, without the solve.
+  lone_rate_.assign(1, bandwidth_bytes_per_s_);
+  const std::vector<double>& rates = component_.size() == 1 ? lone_rate_ : solver_.solve();
   // Flows are updated in the order the single-switch model always used (src's
   // tx side, then dst's rx side, each in start order, then the rest as
   // reached): the order of their rescheduled end events, and so of ties,
