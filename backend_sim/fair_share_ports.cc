@@ -141,11 +141,19 @@ void FairSharePorts::collect_component(uint32_t src, uint32_t dst) {
 
 void FairSharePorts::recompute(uint32_t src, uint32_t dst) {
   ++pass_;
+  // No contention, the common case: both sides idle, or one flow alone on
+  // both, which has the whole bandwidth (what the solve would give).
+  const std::vector<FlowId>& tx = tx_[src];
+  const std::vector<FlowId>& rx = rx_[dst];
+  if (tx.size() + rx.size() == 0 || (tx.size() == 1 && rx.size() == 1 && tx[0] == rx[0])) {
+    component_.assign(tx.begin(), tx.end());
+    component_resources_.assign({resource_of(src, true), resource_of(dst, false)});
+    if (!tx.empty()) update(tx[0], bandwidth_bytes_per_s_);
+    if (context_.tracing) trace_utilisation(src, dst);
+    return;
+  }
   collect_component(src, dst);
-  // A flow alone on both its sides (no contention, the common case) has the
-  // whole bandwidth: what the solve would give, without the solve.
-  lone_rate_.assign(1, bandwidth_bytes_per_s_);
-  const std::vector<double>& rates = component_.size() == 1 ? lone_rate_ : solver_.solve();
+  const std::vector<double>& rates = solver_.solve();
   // Flows are updated in the order the single-switch model always used (src's
   // tx side, then dst's rx side, each in start order, then the rest as
   // reached): the order of their rescheduled end events, and so of ties,

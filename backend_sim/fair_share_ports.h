@@ -75,7 +75,6 @@ class FairSharePorts {
   std::vector<uint64_t> resource_pass_;
   std::vector<uint32_t> solver_index_;
   MaxMinRates solver_;
-  std::vector<double> lone_rate_;
   // The utilisation last written to the trace, per node (tracing only).
   std::vector<double> tx_utilisation_;
   std::vector<double> rx_utilisation_;
