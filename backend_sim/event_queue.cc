@@ -11,11 +11,11 @@ EventQueue::EventQueue() = default;
 EventQueue::~EventQueue() = default;
 
 EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what,
-                                std::function<void()> fn) {
+                                EventCallback fn) {
   // Time never goes backwards: every caller schedules at now or later (a
   // delay is clamped at 0 in schedule_after).
   TW_ASSERT_HOT_MSG(at_ns >= now_ns_, "an event scheduled before now");
-  TW_ASSERT_HOT(fn != nullptr);
+  TW_ASSERT_HOT(static_cast<bool>(fn));
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -35,6 +35,7 @@ EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, u
   heap_.push_back({at_ns, sequence, slot});
   std::push_heap(heap_.begin(), heap_.end(), later);
   ++live_;
+  if (heap_.size() > 2 * live_ + 1024) drop_cancelled();
   // Every live event has its heap entry, except the ready ones a scheduler is
   // choosing among (a fault it injects in pick() schedules events).
   TW_ASSERT_HOT_MSG(live_ <= heap_.size() + ready_.size(), "every live event has its heap entry");
@@ -45,7 +46,7 @@ void EventQueue::cancel(EventId id) {
   if (!is_pending(id)) return;
   Slot& s = slots_[id.slot];
   s.sequence = 0;  // the heap entry stays; it is dropped when it surfaces
-  s.fn = nullptr;
+  s.fn.reset();
   TW_ASSERT_HOT(live_ > 0);
   --live_;
 }
@@ -83,6 +84,19 @@ bool EventQueue::is_pending(EventId id) const {
   return id.valid() && id.slot < slots_.size() && slots_[id.slot].sequence == id.sequence;
 }
 
+// Cancelled events' heap entries wait to surface; when rates are solved
+// again often (every flow of a busy port moved at each start and end) they
+// outnumber the live ones. Dropping them keeps the order: it is (time,
+// sequence), which the live entries carry.
+void EventQueue::drop_cancelled() {
+  auto cancelled = [this](const HeapEntry& e) { return slots_[e.slot].sequence != e.sequence; };
+  for (const HeapEntry& e : heap_) {
+    if (cancelled(e)) free_slots_.push_back(e.slot);
+  }
+  heap_.erase(std::remove_if(heap_.begin(), heap_.end(), cancelled), heap_.end());
+  std::make_heap(heap_.begin(), heap_.end(), later);
+}
+
 void EventQueue::pop_heap_top() {
   std::pop_heap(heap_.begin(), heap_.end(), later);
   heap_.pop_back();
@@ -105,12 +119,11 @@ bool EventQueue::pop_live(HeapEntry& out) {
 
 void EventQueue::run_slot(uint32_t slot) {
   TW_ASSERT_HOT(slot < slots_.size());
-  TW_ASSERT_HOT_MSG(slots_[slot].sequence != 0 && slots_[slot].fn != nullptr,
+  TW_ASSERT_HOT_MSG(slots_[slot].sequence != 0 && static_cast<bool>(slots_[slot].fn),
                 "only a live event runs");
   TW_ASSERT_HOT(live_ > 0);
-  std::function<void()> fn = std::move(slots_[slot].fn);
+  EventCallback fn = std::move(slots_[slot].fn);
   running_sequence_ = slots_[slot].sequence;
-  slots_[slot].fn = nullptr;
   slots_[slot].sequence = 0;
   free_slots_.push_back(slot);
   --live_;

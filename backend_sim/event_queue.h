@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend_sim/event_callback.h"
 #include "backend_sim/scheduler.h"
 #include "core/clock.h"
 #include "core/state_digest.h"
@@ -34,16 +35,16 @@ class EventQueue {
   // buffers), for pending_digest(): two pending events of one kind that act
   // on different things must differ there.
   EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what,
-                      std::function<void()> fn);
-  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, std::function<void()> fn) {
+                      EventCallback fn);
+  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, EventCallback fn) {
     return schedule_at(at_ns, rank, kind, 0, std::move(fn));
   }
   EventId schedule_after(TimeNs delay_ns, uint32_t rank, const char* kind, uint64_t what,
-                         std::function<void()> fn) {
+                         EventCallback fn) {
     return schedule_at(now_ns_ + (delay_ns > 0 ? delay_ns : 0), rank, kind, what, std::move(fn));
   }
   EventId schedule_after(TimeNs delay_ns, uint32_t rank, const char* kind,
-                         std::function<void()> fn) {
+                         EventCallback fn) {
     return schedule_after(delay_ns, rank, kind, 0, std::move(fn));
   }
   // What the running event shares with others (see Scheduler::used); no-op
@@ -105,7 +106,7 @@ class EventQueue {
     uint32_t slot;
   };
   struct Slot {
-    std::function<void()> fn;
+    EventCallback fn;
     uint64_t sequence = 0;  // 0 when free or cancelled
     uint32_t rank = 0;
     const char* kind = "";
@@ -115,6 +116,7 @@ class EventQueue {
   static bool later(const HeapEntry& a, const HeapEntry& b) {
     return a.at_ns != b.at_ns ? a.at_ns > b.at_ns : a.sequence > b.sequence;
   }
+  void drop_cancelled();
   void pop_heap_top();
   bool pop_live(HeapEntry& out);
   void run_slot(uint32_t slot);

@@ -1,6 +1,7 @@
 #include "backend_sim/fair_share_ports.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -9,7 +10,8 @@
 namespace tensorwire::sim {
 
 FairSharePorts::FairSharePorts(SimContext& context, uint32_t nodes, double bandwidth_bytes_per_s)
-    : context_(context), bandwidth_bytes_per_s_(bandwidth_bytes_per_s), tx_(nodes), rx_(nodes),
+    : context_(context), nodes_(nodes), bandwidth_bytes_per_s_(bandwidth_bytes_per_s), tx_(nodes),
+      rx_(nodes), resource_pass_(size_t{2} * nodes, 0), solver_index_(size_t{2} * nodes, 0),
       tx_utilisation_(nodes, 0.0), rx_utilisation_(nodes, 0.0), tx_traced_pass_(nodes, 0),
       rx_traced_pass_(nodes, 0) {
   // The simulator validated the cluster: every share of a port is positive.
@@ -17,7 +19,7 @@ FairSharePorts::FairSharePorts(SimContext& context, uint32_t nodes, double bandw
 }
 
 FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
-                             std::function<void()> on_drained) {
+                             EventCallback on_drained) {
   TW_ASSERT_HOT(src < tx_.size() && dst < rx_.size());
   TW_ASSERT_HOT_MSG(src != dst, "a flow crosses the network: no queue pair connects a rank to itself");
   FlowId id;
@@ -63,7 +65,7 @@ void FairSharePorts::detach(FlowId id) {
   erase(tx_[f.src]);
   erase(rx_[f.dst]);
   f.live = false;
-  f.on_drained = nullptr;
+  f.on_drained.reset();
   free_.push_back(id);
 }
 
@@ -80,18 +82,19 @@ void FairSharePorts::settle(Flow& f) {
   context_.meter.add_port_bytes(f.src, f.dst, moved);
 }
 
-// Settles progress at the old rate, then sets the new rate and end event.
-void FairSharePorts::update(FlowId id) {
+// Settles progress at the old rate, then sets the new rate and end event; a
+// flow whose rate did not change keeps its event.
+void FairSharePorts::update(FlowId id, double rate) {
   Flow& f = flows_[id];
   TW_ASSERT_HOT(f.live);
+  TW_ASSERT_HOT_MSG(rate > 0, "a flow's rate is positive");
+  // A rate that moved by rounding only (one share reached along two paths
+  // of the solve) keeps its event: rescheduling it would change nothing but
+  // the order of ties.
+  const bool same_rate = std::abs(rate - f.rate_bytes_per_s) <= 1e-12 * rate;
+  if (same_rate && context_.events.is_pending(f.finish)) return;
   const TimeNs now = context_.now();
   settle(f);
-  TW_ASSERT_HOT_MSG(!tx_[f.src].empty() && !rx_[f.dst].empty(), "a live flow shares both its sides");
-  const double tx_share = bandwidth_bytes_per_s_ / static_cast<double>(tx_[f.src].size());
-  const double rx_share = bandwidth_bytes_per_s_ / static_cast<double>(rx_[f.dst].size());
-  const double rate = std::min(tx_share, rx_share);
-  TW_ASSERT_HOT_MSG(rate > 0, "a flow's rate is positive");
-  if (rate == f.rate_bytes_per_s && context_.events.is_pending(f.finish)) return;
   f.rate_bytes_per_s = rate;
   if (context_.events.is_pending(f.finish)) {
     // Another flow's end moves: the running event depends on that flow's
@@ -104,17 +107,68 @@ void FairSharePorts::update(FlowId id) {
                                          "transfer", f.dst, [this, id] { finish(id); });
 }
 
+// Every flow and port side reachable from src's tx and dst's rx through
+// shared sides: only their rates can change when a flow there starts or ends.
+void FairSharePorts::collect_component(uint32_t src, uint32_t dst) {
+  component_.clear();
+  component_resources_.clear();
+  solver_.clear();
+  auto reach = [this](uint32_t resource) {
+    if (resource_pass_[resource] == pass_) return;
+    resource_pass_[resource] = pass_;
+    solver_index_[resource] = solver_.add_resource(bandwidth_bytes_per_s_);
+    component_resources_.push_back(resource);
+  };
+  reach(resource_of(src, true));
+  reach(resource_of(dst, false));
+  for (size_t next = 0; next < component_resources_.size(); ++next) {
+    for (FlowId id : flows_on(component_resources_[next])) {
+      Flow& f = flows_[id];
+      if (f.mark == pass_) continue;
+      f.mark = pass_;
+      component_.push_back(id);
+      reach(resource_of(f.src, true));
+      reach(resource_of(f.dst, false));
+    }
+  }
+  for (FlowId id : component_) {
+    const Flow& f = flows_[id];
+    const uint32_t sides[2] = {solver_index_[resource_of(f.src, true)],
+                               solver_index_[resource_of(f.dst, false)]};
+    solver_.add_flow(sides);
+  }
+}
+
 void FairSharePorts::recompute(uint32_t src, uint32_t dst) {
   ++pass_;
-  auto visit = [this](const std::vector<FlowId>& flows) {
-    for (FlowId id : flows) {
-      if (flows_[id].mark == pass_) continue;
-      flows_[id].mark = pass_;
-      update(id);
-    }
+  // No contention, the common case: both sides idle, or one flow alone on
+  // both, which has the whole bandwidth (what the solve would give).
+  const std::vector<FlowId>& tx = tx_[src];
+  const std::vector<FlowId>& rx = rx_[dst];
+  if (tx.size() + rx.size() == 0 || (tx.size() == 1 && rx.size() == 1 && tx[0] == rx[0])) {
+    component_.assign(tx.begin(), tx.end());
+    component_resources_.assign({resource_of(src, true), resource_of(dst, false)});
+    if (!tx.empty()) update(tx[0], bandwidth_bytes_per_s_);
+    if (context_.tracing) trace_utilisation(src, dst);
+    return;
+  }
+  collect_component(src, dst);
+  const std::vector<double>& rates = solver_.solve();
+  // Flows are updated in the order the single-switch model always used (src's
+  // tx side, then dst's rx side, each in start order, then the rest as
+  // reached): the order of their rescheduled end events, and so of ties,
+  // stays the same wherever the rates do.
+  ++pass_;
+  for (size_t i = 0; i < component_.size(); ++i) flows_[component_[i]].rate_index = static_cast<uint32_t>(i);
+  auto visit = [&](FlowId id) {
+    Flow& f = flows_[id];
+    if (f.mark == pass_) return;
+    f.mark = pass_;
+    update(id, rates[f.rate_index]);
   };
-  visit(tx_[src]);
-  visit(rx_[dst]);
+  for (FlowId id : tx_[src]) visit(id);
+  for (FlowId id : rx_[dst]) visit(id);
+  for (FlowId id : component_) visit(id);
   if (context_.tracing) trace_utilisation(src, dst);
 }
 
@@ -149,6 +203,10 @@ void FairSharePorts::trace_utilisation(uint32_t src, uint32_t dst) {
   emit(dst, false);
   for (FlowId id : tx_[src]) emit(flows_[id].dst, false);
   for (FlowId id : rx_[dst]) emit(flows_[id].src, true);
+  // Max-min may move rates further away, anywhere in the component.
+  for (uint32_t resource : component_resources_) {
+    emit(resource < nodes_ ? resource : resource - nodes_, resource < nodes_);
+  }
 }
 
 void FairSharePorts::finish(FlowId id) {
@@ -158,7 +216,7 @@ void FairSharePorts::finish(FlowId id) {
   // Its end event was set for the moment its last byte leaves.
   context_.meter.add_port_bytes(src, dst, f.remaining_bytes);
   f.remaining_bytes = 0;
-  std::function<void()> done = std::move(f.on_drained);
+  EventCallback done = std::move(f.on_drained);
   f.finish = {};
   detach(id);
   recompute(src, dst);

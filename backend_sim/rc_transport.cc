@@ -123,9 +123,24 @@ RcTransport::RcTransport(SimContext& context, std::vector<SimMemorySpace*> memor
                          std::vector<MemoryRegistry*> registries)
     : context_(context), memories_(std::move(memories)), registries_(std::move(registries)),
       ports_(context, context.cluster.nodes, context.cluster.nic_bandwidth_bytes_per_s),
-      qps_(context.cluster.nodes), handlers_(context.cluster.nodes) {
-  // Built in place: a queue pair holds what its arrivals read (move-only).
-  for (std::vector<QueuePair>& row : qps_) row = std::vector<QueuePair>(context.cluster.nodes);
+      qps_(context.cluster.nodes), handlers_(context.cluster.nodes) {}
+
+RcTransport::QueuePair& RcTransport::pair_of(uint32_t rank, uint32_t peer) {
+  TW_ASSERT_HOT(rank < qps_.size() && peer < qps_.size() && rank != peer);
+  // Node-based: references stay valid as other pairs are created.
+  return qps_[rank].try_emplace(peer).first->second;
+}
+
+const RcTransport::QueuePair* RcTransport::find_qp(uint32_t rank, uint32_t peer) const {
+  const auto it = qps_[rank].find(peer);
+  return it == qps_[rank].end() ? nullptr : &it->second;
+}
+
+QpState RcTransport::state(uint32_t rank, uint32_t peer) const {
+  context_.events.use(SharedObject::queue_pair(rank, peer));
+  // A pair never used is in its initial state: asking does not create it.
+  const QueuePair* pair = find_qp(rank, peer);
+  return pair == nullptr ? QpState::kReadyToSend : pair->state;
 }
 
 void RcTransport::set_handler(uint32_t rank, CompletionHandler handler) {
@@ -135,7 +150,7 @@ void RcTransport::set_handler(uint32_t rank, CompletionHandler handler) {
 Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkRequest& wr) {
   // SimNic::peer_of turned the handle into a peer: never the rank itself.
   TW_ASSERT_HOT(rank < qps_.size() && peer < qps_.size() && rank != peer);
-  QueuePair& qp = qps_[rank][peer];
+  QueuePair& qp = pair_of(rank, peer);
   context_.events.use(SharedObject::queue_pair(rank, peer));
   if (!valid_opcode(wr.opcode)) {
     return {StatusCode::kInvalidArgument, "post_send: unknown opcode"};
@@ -160,7 +175,7 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
 
 Status RcTransport::post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr) {
   TW_ASSERT_HOT(rank < qps_.size() && peer < qps_.size() && rank != peer);
-  QueuePair& qp = qps_[rank][peer];
+  QueuePair& qp = pair_of(rank, peer);
   context_.events.use(SharedObject::queue_pair(rank, peer));
   if (qp.state == QpState::kError) {
     return {StatusCode::kQpError, "post_recv: queue pair to rank " + std::to_string(peer) +
@@ -175,7 +190,7 @@ Status RcTransport::post_recv(uint32_t rank, uint32_t peer, const RecvWorkReques
 // Puts the next queued work request on the wire once the QP is free and the
 // rank's CPU has finished what it was doing when it posted.
 void RcTransport::pump(uint32_t rank, uint32_t peer) {
-  QueuePair& qp = qps_[rank][peer];
+  QueuePair& qp = pair_of(rank, peer);
   if (qp.wire_busy || qp.send_queue.empty() || qp.state == QpState::kError) return;
   if (context_.events.is_pending(qp.pump_event)) return;
   // The NIC waits for the CPU that posted (see SimContext::charge_cpu).
@@ -230,7 +245,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   arrival.seq = seq;
   arrival.wr = wr;
   if (!source.empty()) arrival.payload = memories_[rank]->hold_read(wr.local.addr, source.size());
-  std::deque<Arrival>& arrivals = qps_[peer][rank].arrivals;
+  std::deque<Arrival>& arrivals = pair_of(peer, rank).arrivals;
   TW_ASSERT_HOT_MSG(arrivals.empty() || arrivals.back().seq < seq, "arrivals queue in posting order");
   arrivals.push_back(std::move(arrival));
   qp.wire_busy = true;
@@ -241,7 +256,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
 }
 
 void RcTransport::fail_locally(uint32_t rank, uint32_t peer, uint64_t seq) {
-  QueuePair& qp = qps_[rank][peer];
+  QueuePair& qp = pair_of(rank, peer);
   TW_ASSERT_HOT(!qp.wire_busy && qp.failed_seq == 0 && qp.outstanding.count(seq) == 1);
   // Nothing behind it goes on the wire: the QP is about to enter the error state.
   qp.wire_busy = true;
@@ -256,7 +271,7 @@ void RcTransport::fail_locally(uint32_t rank, uint32_t peer, uint64_t seq) {
 
 void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs started_ns) {
   context_.events.nic_work_on_send_queue(rank, peer);
-  QueuePair& qp = qps_[rank][peer];
+  QueuePair& qp = pair_of(rank, peer);
   // An error cancels the flow, so a flow that drains is this QP's live one.
   TW_ASSERT_HOT_MSG(qp.wire_busy && qp.flow_live, "a drained flow was on the wire");
   qp.wire_busy = false;
@@ -286,7 +301,7 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
   // landing; the queue pair still delivers in order (process_arrivals).
   context_.events.schedule_after(latency + context_.jitter.message_ns(), peer, "arrival", what,
                                  [this, rank, peer, seq] {
-    QueuePair& in = qps_[peer][rank];  // process_arrivals reports using it
+    QueuePair& in = pair_of(peer, rank);  // process_arrivals reports using it
     for (Arrival& a : in.arrivals) {
       if (a.seq == seq) {
         a.arrived = true;
@@ -299,7 +314,7 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
 }
 
 void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const SendWorkRequest& wr) {
-  QueuePair& qp = qps_[rank][peer];
+  QueuePair& qp = pair_of(rank, peer);
   qp.wire_busy = true;
   const TimeNs latency = context_.cluster.nic_latency_ns;
   // The read request crosses the wire; the responder checks the rkey and sends the data back.
@@ -307,8 +322,8 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
                                  [this, rank, peer, seq, wr, latency] {
     context_.events.use(SharedObject::queue_pair(rank, peer));
     context_.events.use(SharedObject::queue_pair(peer, rank));
-    if (qps_[rank][peer].outstanding.count(seq) == 0) return;  // flushed meanwhile
-    if (qps_[peer][rank].state == QpState::kError || context_.crashed[peer]) {
+    if (pair_of(rank, peer).outstanding.count(seq) == 0) return;  // flushed meanwhile
+    if (state_of(peer, rank) == QpState::kError || context_.crashed[peer]) {
       complete_send(rank, peer, seq, context_.now() + latency, CompletionStatus::kRetryExceeded, 0);
       return;
     }
@@ -330,7 +345,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
       return;
     }
     std::vector<std::byte> data(source.begin(), source.end());
-    QueuePair& qp_back = qps_[rank][peer];
+    QueuePair& qp_back = pair_of(rank, peer);
     qp_back.flow_live = true;
     const TimeNs started = context_.now();
     qp_back.flow = ports_.start(
@@ -338,7 +353,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
         [this, rank, peer, seq, wr, latency, started, data = std::move(data)]() mutable {
           // The response's flow belongs to the requester's queue pair.
           context_.events.use(SharedObject::send_queue(rank, peer));
-          qps_[rank][peer].flow_live = false;
+          pair_of(rank, peer).flow_live = false;
           context_.stats[peer].bytes_on_wire_tx += wr.local.length;
           if (context_.tracing) {
             context_.trace.slice("node" + std::to_string(peer) + "/nic tx to node" +
@@ -352,7 +367,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
               [this, rank, peer, seq, wr, data = std::move(data)] {
                 context_.events.use(SharedObject::queue_pair(rank, peer));
                 context_.events.use(SharedObject::send_queue(rank, peer));
-                QueuePair& q = qps_[rank][peer];
+                QueuePair& q = pair_of(rank, peer);
                 if (q.outstanding.count(seq) == 0) return;
                 q.wire_busy = false;
                 if (!data.empty()) {
@@ -370,7 +385,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
 }
 
 void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
-  QueuePair& in = qps_[receiver][sender];
+  QueuePair& in = pair_of(receiver, sender);
   context_.events.use(SharedObject::queue_pair(receiver, sender));
   const TimeNs latency = context_.cluster.nic_latency_ns;
   while (!in.rnr_waiting && !in.arrivals.empty() && in.arrivals.front().arrived) {
@@ -403,7 +418,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
                                      [this, receiver, sender] {
                                        // Runs as the sender's, acts on the receiver.
                                        context_.events.touch(receiver);
-                                       qps_[receiver][sender].rnr_waiting = false;
+                                       pair_of(receiver, sender).rnr_waiting = false;
                                        process_arrivals(receiver, sender);
                                      });
       return;
@@ -442,7 +457,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
 
 void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs at,
                                 CompletionStatus status, uint32_t byte_len, uint64_t cause_seq) {
-  QueuePair& qp = qps_[rank][peer];
+  QueuePair& qp = pair_of(rank, peer);
   TW_ASSERT_HOT_MSG(at >= context_.now(), "a completion is never in the past");
   // Every completion is decided where a write or send lands, or where it is
   // known never to (the receiver gone or in error, RNR retries exhausted, a
@@ -455,7 +470,7 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
   const uint64_t what = context_.events.what(peer, static_cast<uint64_t>(status), byte_len, seq);
   context_.events.schedule_at(at, rank, "completion", what,
                               [this, rank, peer, seq, status, byte_len, cause_seq] {
-    QueuePair& q = qps_[rank][peer];
+    QueuePair& q = pair_of(rank, peer);
     context_.events.use(SharedObject::queue_pair(rank, peer));
     auto it = q.outstanding.find(seq);
     if (it == q.outstanding.end()) return;  // flushed when the QP broke
@@ -488,7 +503,7 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
 
 void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion,
                           uint64_t cause_seq) {
-  QueuePair& qp = qps_[rank][peer];
+  QueuePair& qp = pair_of(rank, peer);
   TW_ASSERT_HOT_MSG(at >= context_.now(), "a completion is never in the past");
   completion.qp = QpHandle{peer + 1};
   completion.peer = peer;
@@ -515,7 +530,7 @@ void RcTransport::hand_over(uint32_t rank, const Completion& completion, uint64_
 }
 
 void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus first_status) {
-  QueuePair& qp = qps_[rank][peer];
+  QueuePair& qp = pair_of(rank, peer);
   context_.events.use(SharedObject::queue_pair(rank, peer));
   if (qp.state == QpState::kError) return;
   // Both ends' queue pairs change here, whichever rank's event is running;
@@ -534,7 +549,7 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
   qp.failed_seq = 0;  // flushed with the rest
   qp.send_queue.clear();
   // What this QP sent that the peer has not processed is lost with it.
-  qps_[peer][rank].arrivals.clear();
+  pair_of(peer, rank).arrivals.clear();
   // The HCA stops every DMA of this end now: its requests are flushed, and
   // what the peer sent here never lands.
   for (const auto& [seq, wr] : qp.outstanding) context_.sanitizer.end(seq, rank, peer);
@@ -596,8 +611,13 @@ void RcTransport::digest(StateDigest& d) const {
     d.add(wr.wr_id).add(static_cast<uint64_t>(wr.opcode)).add(wr.local.addr).add(wr.local.length);
     d.add(wr.local.lkey).add(wr.remote_addr).add(wr.rkey).add(wr.imm_data);
   };
-  for (const auto& row : qps_) {
-    for (const QueuePair& qp : row) {
+  // Every pair, used or not, as when all N x N existed: a model checker's
+  // states must not differ by which pairs a query happened to create.
+  const QueuePair unused;
+  for (uint32_t rank = 0; rank < qps_.size(); ++rank) {
+    for (uint32_t peer = 0; peer < qps_.size(); ++peer) {
+      const QueuePair* found = rank == peer ? nullptr : find_qp(rank, peer);
+      const QueuePair& qp = found == nullptr ? unused : *found;
       d.add(static_cast<uint64_t>(qp.state)).add(qp.wire_busy ? 1 : 0).add(qp.rnr_waiting ? 1 : 0);
       d.add(qp.failed_seq);
       d.add(qp.outstanding.size());

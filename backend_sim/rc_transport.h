@@ -31,10 +31,7 @@ class RcTransport {
   RcTransport(SimContext& context, std::vector<SimMemorySpace*> memories,
               std::vector<MemoryRegistry*> registries);
 
-  QpState state(uint32_t rank, uint32_t peer) const {
-    context_.events.use(SharedObject::queue_pair(rank, peer));
-    return qps_[rank][peer].state;
-  }
+  QpState state(uint32_t rank, uint32_t peer) const;
   Status post_send(uint32_t rank, uint32_t peer, const SendWorkRequest& wr);
   Status post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr);
   void set_handler(uint32_t rank, CompletionHandler handler);
@@ -78,6 +75,12 @@ class RcTransport {
     uint64_t failed_seq = 0;
   };
 
+  QueuePair& pair_of(uint32_t rank, uint32_t peer);
+  const QueuePair* find_qp(uint32_t rank, uint32_t peer) const;
+  QpState state_of(uint32_t rank, uint32_t peer) const {
+    const QueuePair* pair = find_qp(rank, peer);
+    return pair == nullptr ? QpState::kReadyToSend : pair->state;
+  }
   void pump(uint32_t rank, uint32_t peer);
   void start_read(uint32_t rank, uint32_t peer, uint64_t seq, const SendWorkRequest& wr);
   void on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs started_ns);
@@ -106,7 +109,9 @@ class RcTransport {
   std::vector<SimMemorySpace*> memories_;
   std::vector<MemoryRegistry*> registries_;
   FairSharePorts ports_;
-  std::vector<std::vector<QueuePair>> qps_;  // [rank][peer]
+  // [rank] -> peer -> its end of the pair, made on first use: memory grows
+  // with the pairs that talk, not with nodes squared.
+  std::vector<std::unordered_map<uint32_t, QueuePair>> qps_;
   std::vector<CompletionHandler> handlers_;
   uint64_t next_seq_ = 1;
   // Tracing only: a posted work request -> the message whose handling posted

@@ -1,6 +1,9 @@
 // The event loop: time order, tie-breaking by scheduler, timers, determinism.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <memory>
+
 #include "backend_sim/event_queue.h"
 #include "backend_sim/scheduler.h"
 #include "tests/backend_sim/sim_fixture.h"
@@ -19,6 +22,27 @@ TEST(EventQueue, RunsByTimeThenInsertionOrder) {
   EXPECT_EQ(order, "abc");
   EXPECT_EQ(q.now_ns(), 20);
   EXPECT_EQ(q.processed(), 3u);
+}
+
+// Callables of every size run: small ones inline, large ones on the heap;
+// move-only captures work, and a cancelled event's capture is released.
+TEST(EventQueue, RunsLargeAndMoveOnlyCallablesAndReleasesCancelledOnes) {
+  EventQueue q;
+  std::array<uint64_t, 16> big{};
+  big[15] = 7;
+  uint64_t seen = 0;
+  q.schedule_at(1, 0, "t", [big, &seen] { seen += big[15]; });  // 128 B: over the inline buffer
+  auto owned = std::make_unique<int>(5);
+  q.schedule_at(2, 0, "t", [p = std::move(owned), &seen] { seen += static_cast<uint64_t>(*p); });
+  auto shared = std::make_shared<int>(1);
+  const EventId id = q.schedule_at(3, 0, "t", [shared] { ADD_FAILURE() << "cancelled event ran"; });
+  EXPECT_EQ(shared.use_count(), 2);
+  q.cancel(id);
+  EXPECT_EQ(shared.use_count(), 1);
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(seen, 12u);
+  EXPECT_EQ(q.processed(), 2u);
 }
 
 TEST(EventQueue, CancelledEventsNeverRunAndAreNotCounted) {

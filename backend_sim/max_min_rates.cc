@@ -1,0 +1,101 @@
+#include "backend_sim/max_min_rates.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "core/assert.h"
+
+namespace tensorwire::sim {
+
+namespace {
+
+// Two levels this close are one level computed along two paths (c/3 against
+// (c - c/3) / 2): taking them as equal keeps equal shares bit-identical.
+bool same_level(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(a, b); }
+
+}  // namespace
+
+void MaxMinRates::clear() {
+  capacity_.clear();
+  flow_begin_.assign(1, 0);
+  flow_resources_.clear();
+}
+
+uint32_t MaxMinRates::add_resource(double capacity_bytes_per_s) {
+  TW_ASSERT_HOT_MSG(capacity_bytes_per_s > 0, "a resource's capacity is positive");
+  capacity_.push_back(capacity_bytes_per_s);
+  return static_cast<uint32_t>(capacity_.size() - 1);
+}
+
+uint32_t MaxMinRates::add_flow(std::span<const uint32_t> resources) {
+  TW_ASSERT_HOT_MSG(!resources.empty(), "a flow crosses at least one resource");
+  for (uint32_t r : resources) {
+    TW_ASSERT_HOT(r < capacity_.size());
+    flow_resources_.push_back(r);
+  }
+  flow_begin_.push_back(static_cast<uint32_t>(flow_resources_.size()));
+  return static_cast<uint32_t>(flow_begin_.size() - 2);
+}
+
+// Fixes every still-rising flow on `resource` at `level`, taking its rate off
+// every other resource it crosses, whose level then rises.
+void MaxMinRates::freeze_at(uint32_t resource, double level) {
+  for (uint32_t i = resource_begin_[resource]; i < resource_begin_[resource + 1]; ++i) {
+    const uint32_t f = resource_flows_[i];
+    if (frozen_[f]) continue;
+    frozen_[f] = true;
+    rates_[f] = level;
+    for (uint32_t j = flow_begin_[f]; j < flow_begin_[f + 1]; ++j) {
+      const uint32_t q = flow_resources_[j];
+      remaining_[q] = std::max(0.0, remaining_[q] - level);
+      --unfrozen_[q];
+      if (q == resource || unfrozen_[q] == 0) continue;
+      ++version_[q];
+      heap_.push_back({remaining_[q] / unfrozen_[q], uint64_t{version_[q]} << 32 | q});
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    }
+  }
+}
+
+const std::vector<double>& MaxMinRates::solve() {
+  const size_t resources = capacity_.size();
+  const size_t flows = flow_begin_.size() - 1;
+  // Resource -> flows, in flow order (counting sort).
+  resource_begin_.assign(resources + 1, 0);
+  for (uint32_t r : flow_resources_) ++resource_begin_[r + 1];
+  for (size_t r = 0; r < resources; ++r) resource_begin_[r + 1] += resource_begin_[r];
+  resource_flows_.resize(flow_resources_.size());
+  unfrozen_.assign(resources, 0);
+  for (uint32_t f = 0; f < flows; ++f) {
+    for (uint32_t j = flow_begin_[f]; j < flow_begin_[f + 1]; ++j) {
+      const uint32_t r = flow_resources_[j];
+      resource_flows_[resource_begin_[r] + unfrozen_[r]++] = f;
+    }
+  }
+  remaining_.assign(capacity_.begin(), capacity_.end());
+  version_.assign(resources, 0);
+  frozen_.assign(flows, false);
+  rates_.assign(flows, 0.0);
+  heap_.clear();
+  for (uint32_t r = 0; r < resources; ++r) {
+    if (unfrozen_[r] > 0) heap_.push_back({remaining_[r] / unfrozen_[r], r});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+  double last_level = 0;
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    const auto [level, key] = heap_.back();
+    heap_.pop_back();
+    const auto r = static_cast<uint32_t>(key & 0xffffffffu);
+    if ((key >> 32) != version_[r] || unfrozen_[r] == 0) continue;
+    // Levels only rise as resources saturate one after another.
+    const double fixed = same_level(level, last_level) ? last_level : level;
+    TW_ASSERT_HOT_MSG(fixed >= last_level, "progressive filling raises its level monotonically");
+    last_level = fixed;
+    freeze_at(r, fixed);
+  }
+  return rates_;
+}
+
+}  // namespace tensorwire::sim
