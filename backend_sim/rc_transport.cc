@@ -167,6 +167,7 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
   qp.outstanding.emplace(seq, wr);
   qp.send_queue.push_back(seq);
   if (context_.tracing && context_.cause_seq != 0) causes_.emplace(seq, context_.cause_seq);
+  context_.ledger.on_posted(seq, context_.transfer_tag, wr, context_.now());
   begin_dma(context_, rank, peer, seq, wr);
   TW_ASSERT_HOT(qp.outstanding.size() <= context_.cluster.send_queue_depth);
   pump(rank, peer);
@@ -237,6 +238,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
                                               ? std::span<const std::byte>()
                                               : std::span<const std::byte>(source));
   }
+  context_.ledger.on_wire_start(seq, context_.now());
   if (wr.opcode == WorkOpcode::kRdmaRead) {
     start_read(rank, peer, seq, wr);
     return;
@@ -376,6 +378,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
                   if (!dst.empty()) std::memcpy(dst.data(), data.data(), data.size());
                 }
                 context_.stats[rank].rdma_reads += 1;
+                context_.ledger.on_landed(seq, context_.now());
                 complete_send(rank, peer, seq, context_.now(), CompletionStatus::kSuccess,
                               wr.local.length, /*cause_seq=*/seq);
                 pump(rank, peer);
@@ -444,6 +447,7 @@ void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
       continue;
     }
     place_payload(context_, *memories_[receiver], receiver, dst_addr, wr, a.payload);
+    context_.ledger.on_landed(a.seq, context_.now());
     count_delivered(context_.stats[sender], wr);
     if (needs_recv) {
       const Completion c = consumed_receive(wr, in.recvs.front().wr_id);
@@ -489,7 +493,7 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
     // has a range at the peer.
     context_.sanitizer.end(seq, rank, it->second.opcode == WorkOpcode::kRdmaRead ? peer : rank);
     q.outstanding.erase(it);
-    hand_over(rank, c, cause_seq);
+    hand_over(rank, c, cause_seq, /*tag_seq=*/seq);
     // The failing request completes first, then the QP flushes the rest.
     if (status != CompletionStatus::kSuccess) {
       enter_error(rank, peer, CompletionStatus::kWorkRequestFlushed);
@@ -515,18 +519,22 @@ void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion co
                                    static_cast<uint64_t>(completion.status), completion.byte_len,
                                    completion.imm_data);
   context_.events.schedule_at(at, rank, "completion", what, [this, rank, completion, cause_seq] {
-    hand_over(rank, completion, cause_seq);
+    hand_over(rank, completion, cause_seq, /*tag_seq=*/cause_seq);
   });
 }
 
-void RcTransport::hand_over(uint32_t rank, const Completion& completion, uint64_t cause_seq) {
+void RcTransport::hand_over(uint32_t rank, const Completion& completion, uint64_t cause_seq,
+                            uint64_t tag_seq) {
+  const uint64_t tag = context_.ledger.take_handler(tag_seq, context_.now());
   if (context_.crashed[rank]) return;
   if (completion.status != CompletionStatus::kSuccess) context_.stats[rank].completions_error += 1;
   if (context_.observer != nullptr) context_.observer->on_completion(rank, completion);
   // What the handler posts was caused by the message it handles.
   const uint64_t outer = std::exchange(context_.cause_seq, cause_seq);
+  const uint64_t outer_tag = std::exchange(context_.transfer_tag, tag);
   if (handlers_[rank]) handlers_[rank](completion);
   context_.cause_seq = outer;
+  context_.transfer_tag = outer_tag;
 }
 
 void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus first_status) {

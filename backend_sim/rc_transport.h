@@ -100,8 +100,10 @@ class RcTransport {
   void deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion,
                uint64_t cause_seq = 0);
   // Gives a completion to rank's handler now; what the handler posts counts
-  // as caused by message `cause_seq` (the trace's flow arrows).
-  void hand_over(uint32_t rank, const Completion& completion, uint64_t cause_seq = 0);
+  // as caused by message `cause_seq` (the trace's flow arrows), and works for
+  // the transfer work request `tag_seq` was tagged with (0: none).
+  void hand_over(uint32_t rank, const Completion& completion, uint64_t cause_seq = 0,
+                 uint64_t tag_seq = 0);
   void enter_error(uint32_t rank, uint32_t peer, CompletionStatus first_status);
   void trace_error(uint32_t rank, uint32_t peer, const char* what, const Status& why);
 

@@ -16,6 +16,7 @@
 #include "backend_sim/resource_meter.h"
 #include "backend_sim/sim_config.h"
 #include "backend_sim/sim_observer.h"
+#include "backend_sim/transfer_ledger.h"
 #include "core/transport_stats.h"
 #include "core/trace_sink.h"
 
@@ -62,6 +63,11 @@ struct SimContext {
   // the running handler is handling, 0 outside one: what the rank posts now
   // was caused by it (the trace's flow arrows). Only kept while tracing.
   uint64_t cause_seq = 0;
+  // The tensor transfer the running code works for (core/transfer_attribution.h),
+  // 0 for none: what is posted now is tagged with it, and the handlers of its
+  // completions run under it again. Always kept (the per-transfer breakdown).
+  uint64_t transfer_tag = 0;
+  TransferLedger ledger;
 
   TimeNs now() const { return events.now_ns(); }
   TimeNs cpu_ready_ns(uint32_t rank) const { return std::max(now(), cpu_free_ns[rank]); }

@@ -54,6 +54,7 @@ Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffe
   context_.stats[rank_].copy_engine_bytes += bytes;
   context_.stats[rank_].copy_engine_copies += 1;
   context_.meter.add_copy(rank_, gpu, bytes, busy_ns);
+  context_.ledger.add_copy(context_.transfer_tag, context_.now(), start, end);
   if (context_.tracing) {
     context_.trace.slice("node" + std::to_string(rank_) + "/copy" + std::to_string(gpu),
                          is_device(dst.kind) && is_device(src.kind) ? "device to device"
@@ -69,10 +70,11 @@ Status SimCopyEngine::submit_host_copy(const Buffer& dst, uint64_t dst_offset, c
                                        uint64_t src_offset, uint64_t bytes, CopyDone done) {
   // A memcpy on the rank's CPU, asynchronous like every other copy: it
   // completes when the CPU timeline has done it.
-  const TimeNs end = context_.charge_cpu(
-      rank_,
-      transfer_time_ns(static_cast<double>(bytes), context_.cluster.host_memcpy_bandwidth_bytes_per_s),
-      "host to host copy");
+  const TimeNs cost_ns =
+      transfer_time_ns(static_cast<double>(bytes), context_.cluster.host_memcpy_bandwidth_bytes_per_s);
+  const TimeNs start = context_.cpu_ready_ns(rank_);
+  const TimeNs end = context_.charge_cpu(rank_, cost_ns, "host to host copy");
+  context_.ledger.add_copy(context_.transfer_tag, context_.now(), start, end);
   context_.stats[rank_].cpu_copy_bytes += bytes;
   context_.stats[rank_].cpu_copies += 1;
   schedule_copy(end, dst, dst_offset, src, src_offset, bytes, std::move(done));
@@ -92,10 +94,12 @@ void SimCopyEngine::schedule_copy(TimeNs end, const Buffer& dst, uint64_t dst_of
                            DmaRange{rank_, dst.addr + dst_offset, bytes}, context_.now());
   // What the copy's callback posts was caused by what caused the copy (a
   // request staged through host memory still points at its write).
+  // Likewise the transfer it works for.
   const uint64_t cause_seq = context_.cause_seq;
+  const uint64_t tag = context_.transfer_tag;
   context_.events.schedule_at(
       end, rank_, "copy", context_.events.what(dst.addr, dst_offset, src.addr, src_offset, bytes),
-      [this, id, dst, dst_offset, src, src_offset, bytes, cause_seq, done = std::move(done)] {
+      [this, id, dst, dst_offset, src, src_offset, bytes, cause_seq, tag, done = std::move(done)] {
         context_.sanitizer.end(id, rank_, rank_);
         if (context_.crashed[rank_]) return;
         Status st;
@@ -112,8 +116,10 @@ void SimCopyEngine::schedule_copy(TimeNs end, const Buffer& dst, uint64_t dst_of
           }
         }
         const uint64_t outer = std::exchange(context_.cause_seq, cause_seq);
+        const uint64_t outer_tag = std::exchange(context_.transfer_tag, tag);
         done(st);
         context_.cause_seq = outer;
+        context_.transfer_tag = outer_tag;
       });
 }
 

@@ -351,10 +351,12 @@ Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Bu
   }
   context_.stats[rank_].cpu_copy_bytes += bytes;
   context_.stats[rank_].cpu_copies += 1;
-  context_.charge_cpu(
+  const TimeNs start = context_.cpu_ready_ns(rank_);
+  const TimeNs end = context_.charge_cpu(
       rank_,
       transfer_time_ns(static_cast<double>(bytes), context_.cluster.host_memcpy_bandwidth_bytes_per_s),
       "memcpy");
+  context_.ledger.add_copy(context_.transfer_tag, context_.now(), start, end);
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend_sim/memory_registry.h"
@@ -79,7 +80,21 @@ class Simulator::Impl {
               clocks.size() == n && copy_engines.size() == n);
   }
 
+  // The workload driver's hook for the transfer it works for (one for every
+  // rank: the simulator runs one rank's code at a time).
+  class Attribution final : public TransferAttribution {
+   public:
+    explicit Attribution(SimContext& c) : context_(c) {}
+    uint64_t swap_current_transfer(uint64_t tag) override {
+      return std::exchange(context_.transfer_tag, tag);
+    }
+
+   private:
+    SimContext& context_;
+  };
+
   SimContext context;
+  Attribution attribution{context};
   std::vector<std::unique_ptr<SimMemorySpace>> memories;
   std::vector<std::unique_ptr<MemoryRegistry>> registries;
   std::unique_ptr<RcTransport> transport;
@@ -98,7 +113,13 @@ uint32_t Simulator::world_size() const { return impl_->context.cluster.nodes; }
 RankEnv Simulator::env(RankId r) {
   if (r >= world_size()) throw std::out_of_range("Simulator::env: no rank " + std::to_string(r));
   return RankEnv{*impl_->nics[r], *impl_->clocks[r], *impl_->copy_engines[r], *impl_->memories[r],
-                 impl_->context.trace};
+                 impl_->context.trace, &impl_->attribution};
+}
+
+TransferBreakdown Simulator::transfer_breakdown(uint64_t tag, TimeNs from_ns, TimeNs to_ns) const {
+  const TransferLedger& ledger = impl_->context.ledger;
+  return partition_transfer_time(ledger.activities(tag), from_ns, to_ns,
+                                 ledger.control_messages(tag));
 }
 
 TimeNs Simulator::now_ns() const { return impl_->context.now(); }

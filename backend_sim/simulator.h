@@ -15,6 +15,7 @@
 #include "core/transport_stats.h"
 #include "core/rank_env.h"
 #include "core/trace_sink.h"
+#include "core/transfer_breakdown.h"
 
 namespace tensorwire::sim {
 
@@ -58,6 +59,10 @@ class Simulator {
   // is pending.
   std::optional<RankId> fire_timeout_now();
   bool timeout_pending() const;
+
+  // Where transfer `tag`'s time within [from_ns, to_ns) went, from what was
+  // posted for it so far (core/transfer_breakdown.h, transfer_ledger.h).
+  TransferBreakdown transfer_breakdown(uint64_t tag, TimeNs from_ns, TimeNs to_ns) const;
 
   // What the DMA sanitizer found (backend_sim/dma_sanitizer.h): safety
   // problems in the order found, each naming rank, range and both operations.

@@ -7,6 +7,7 @@
 #include "core/memory.h"
 #include "core/nic.h"
 #include "core/trace_sink.h"
+#include "core/transfer_attribution.h"
 
 namespace tensorwire {
 
@@ -16,6 +17,8 @@ struct RankEnv {
   CopyEngine& copy_engine;
   MemorySpace& memory;
   TraceSink& trace;
+  // Where the backend attributes work to tensor transfers (null: it does not).
+  TransferAttribution* attribution = nullptr;
 };
 
 }  // namespace tensorwire

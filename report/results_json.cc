@@ -49,6 +49,18 @@ std::optional<int64_t> measured_at(const std::vector<std::optional<int64_t>>& ti
   return index < times.size() ? times[index] : std::nullopt;
 }
 
+// Where a Recv's wait went; the parts sum to its latency_ns.
+Json breakdown_json(const TransferBreakdown& b) {
+  Json j;
+  j["control_messages"] = b.control_messages;
+  j["control_ns"] = b.control_ns;
+  j["queueing_ns"] = b.queueing_ns;
+  j["wire_ns"] = b.wire_ns;
+  j["copies_ns"] = b.copies_ns;
+  j["other_ns"] = b.other_ns;
+  return j;
+}
+
 // One Recv. latency_ns is the time the caller waited (Recv call to done); both
 // it and done_ns are null for a Recv that never completed.
 Json transfer_json(const TransferResult& t, std::optional<int64_t> measured_ns) {
@@ -63,6 +75,7 @@ Json transfer_json(const TransferResult& t, std::optional<int64_t> measured_ns) 
   j["latency_ns"] = t.done ? Json(t.done_ns - t.recv_called_ns) : Json(nullptr);
   j["failed"] = transfer_failed(t);
   if (measured_ns) j["measured_ns"] = *measured_ns;
+  if (t.breakdown) j["breakdown"] = breakdown_json(*t.breakdown);
   return j;
 }
 

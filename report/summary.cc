@@ -7,6 +7,7 @@
 
 #include "report/results_json.h"
 #include "report/time_account.h"
+#include "report/transfer_breakdown_summary.h"
 #include "core/units_format.h"
 
 namespace tensorwire::report {
@@ -194,6 +195,7 @@ std::string summary_text(const RunReport& report, const SummaryOptions& options)
     if (report.collective) out += report.collective->summary_section();
   } else {
     out += step_table(report, options);
+    out += transfer_breakdown_section(report);
   }
   out += totals(report);
   out += time_account_section(report);

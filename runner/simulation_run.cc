@@ -39,6 +39,19 @@ void add_dma_problems(RunReport& report, const sim::Simulator& simulator) {
   report.problems.insert(report.problems.begin(), found.begin(), found.end());
 }
 
+// Where every done transfer's Recv wait went (core/transfer_breakdown.h), from
+// what the simulator attributed to it.
+void add_transfer_breakdowns(WorkloadResult& workload, const sim::Simulator& simulator) {
+  for (size_t s = 0; s < workload.steps.size(); ++s) {
+    std::vector<TransferResult>& transfers = workload.steps[s].transfers;
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      TransferResult& t = transfers[i];
+      if (!t.done) continue;
+      t.breakdown = simulator.transfer_breakdown(transfer_tag(s, i), t.recv_called_ns, t.done_ns);
+    }
+  }
+}
+
 // Every check a point-to-point run must pass once the simulator is idle; each
 // failure is one typed problem naming what and where.
 void check_point_to_point_run(RunReport& report,
@@ -106,6 +119,7 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   report.end_ns = simulator.now_ns();
   report.events_processed = simulator.events_processed();
   report.workload = driver.result();
+  add_transfer_breakdowns(report.workload, simulator);
   for (RankId r = 0; r < report.ranks; ++r) {
     report.rank_stats.push_back(simulator.stats(r));
     report.protocol_counters.push_back(rendezvous[r]->counters());

@@ -322,6 +322,7 @@ class WorkloadDriver::Impl {
       const uint64_t generation = ++source_generation_[sk];
       const Buffer buffer = tensor.buffer;
       MemorySpace& memory = envs_[t.src].memory;
+      const CurrentTransfer current(envs_[t.src].attribution, tag_of(i));
       st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor),
                              [this, sk, generation, buffer, &memory](Status) {
                                settle_send(sk, buffer);
@@ -355,11 +356,17 @@ class WorkloadDriver::Impl {
     size_t step_index = step_index_;
     size_t phase_index = phase_index_;
     record(i).recv_called_ns = envs_[t.dst].clock.now_ns();
+    const CurrentTransfer current(envs_[t.dst].attribution, tag_of(i));
     rdv_[t.dst]->recv(t.src, t.name, step().step_id, {t.dst_kind, t.dst_device},
                       [this, i, step_index, phase_index](Status status, Tensor tensor) {
                         on_recv_done(step_index, phase_index, i, std::move(status),
                                      std::move(tensor));
                       });
+  }
+
+  // Names transfer i of the open phase to the backend (core/transfer_attribution.h).
+  uint64_t tag_of(size_t i) const {
+    return transfer_tag(result_.steps.size() - 1, first_result_ + i);
   }
 
   TransferResult& record(size_t i) {

@@ -14,6 +14,7 @@
 
 #include "core/rendezvous.h"
 #include "core/rank_env.h"
+#include "core/transfer_breakdown.h"
 #include "core/workload/phase_gate.h"
 #include "core/workload/workload.h"
 
@@ -32,6 +33,9 @@ struct TransferResult {
   Status status;              // what Recv reported
   bool verified = false;      // content checked equal to what was sent (payload mode)
   std::string mismatch;       // why verification failed, empty when it did not
+  // Where the Recv's wait went, for a done transfer on a backend that
+  // attributes work to transfers (the simulator's runner fills it).
+  std::optional<TransferBreakdown> breakdown;
 };
 
 struct StepResult {

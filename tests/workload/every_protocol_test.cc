@@ -105,6 +105,33 @@ TEST_P(EveryProtocol, ASeedReplaysTheSameRun) {
   }
 }
 
+// Every done Recv's wait splits into parts that sum to its latency exactly
+// (core/transfer_breakdown.h); a tensor landing in GPU memory the NIC cannot
+// reach is copied there within the wait; a large tensor spends time on the wire.
+TEST_P(EveryProtocol, EveryRecvWaitSplitsIntoPartsThatSumToItsLatency) {
+  const std::vector<TensorSpec> specs = {{0, 1, 1 << 18, "host", "host", "recv_first"},
+                                         {1, 0, 1 << 16, "gpu0", "gpu1", "recv_first"},
+                                         {0, 1, 1, "host", "gpu0", "send_first"},
+                                         {0, 1, 0, "host", "host", "same_time"}};
+  const RunReport r = run_text(scenario_text(GetParam(), 2, 2, specs));
+  ASSERT_TRUE(r.passed()) << problems_of(r);
+  size_t checked = 0;
+  for (const StepResult& s : r.workload.steps) {
+    for (const TransferResult& t : s.transfers) {
+      ASSERT_TRUE(t.breakdown.has_value()) << t.name;
+      const TransferBreakdown& b = *t.breakdown;
+      EXPECT_EQ(b.total_ns(), t.done_ns - t.recv_called_ns) << t.name;
+      for (TimeNs part : {b.control_ns, b.queueing_ns, b.wire_ns, b.copies_ns, b.other_ns}) {
+        EXPECT_GE(part, 0) << t.name;
+      }
+      if (t.name == "t0") EXPECT_GT(b.wire_ns, 0) << "a 1 MiB tensor crosses the wire";
+      if (t.name == "t1") EXPECT_GT(b.copies_ns, 0) << "staged through host memory";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2 * specs.size());
+}
+
 INSTANTIATE_TEST_SUITE_P(Registered, EveryProtocol,
                          ::testing::ValuesIn(point_to_point_protocols()),
                          [](const auto& info) { return info.param; });

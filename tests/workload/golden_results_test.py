@@ -40,13 +40,18 @@ def reduce(results):
     bottleneck, bounds, efficiency, the step-time spread): they came later too,
     derive from the timings the files keep, and tests/report/time_account_test.cc
     checks them; leaving them out keeps the files as recorded, proving that
-    the meter and a jitter model left off change no result.
+    the meter and a jitter model left off change no result. Each tensor's
+    "breakdown" (where its wait went) is left out for the same reason:
+    tests/workload/transfer_breakdown_test.cc checks it, and the unchanged
+    hashes prove that attributing work to transfers changes no timing.
     """
     results.pop("coverage", None)
     for key in TIME_ACCOUNT_KEYS + PLAN_COMPARISON_KEYS:
         results.pop(key, None)
     for step in results.get("steps", []):
         if "per_tensor" in step:
+            for tensor in step["per_tensor"]:
+                tensor.pop("breakdown", None)
             step["per_tensor"] = hashlib.sha256(canonical(step["per_tensor"]).encode()).hexdigest()
     return results
 

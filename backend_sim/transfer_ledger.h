@@ -1,0 +1,69 @@
+// The simulator's record of where each tensor transfer's work spent its time
+// (core/transfer_attribution.h, core/transfer_breakdown.h): every work
+// request and copy posted while a transfer is current is tagged with it, and
+// its intervals are kept under that tag:
+//   a data work request: queueing from post to its first byte on the wire
+//     (the NIC waiting for the CPU, the send queue, the QP's requests ahead),
+//     wire from there to its bytes landing at the target (a read: its
+//     request leaving to its response landing);
+//   a control message (kControlMaxBytes or less: requests, acks, meta-data,
+//     immediates): control for its whole life from post to landing;
+//   a copy: queueing from submission to its start, copies while the engine
+//     or CPU does it.
+// Kept for the whole run, a few intervals per tagged request.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/nic.h"
+#include "core/transfer_breakdown.h"
+
+namespace tensorwire::sim {
+
+class TransferLedger {
+ public:
+  // The largest work request that counts as a control message.
+  static constexpr uint32_t kControlMaxBytes = 256;
+
+  // Work request `seq` posted now while `tag` is current (0: none, ignored).
+  void on_posted(uint64_t seq, uint64_t tag, const SendWorkRequest& wr, TimeNs now_ns);
+  void on_wire_start(uint64_t seq, TimeNs now_ns);
+  // Its bytes landed at the target (a read's: at the requester).
+  void on_landed(uint64_t seq, TimeNs now_ns);
+  // One of `seq`'s completions is about to be handled (the sender's, or the
+  // receiver's for a message that consumes a receive): its tag, which the
+  // handler runs under. The record goes with the last one.
+  uint64_t take_handler(uint64_t seq, TimeNs now_ns);
+  // A copy submitted at `submitted_ns` that runs [start_ns, end_ns).
+  void add_copy(uint64_t tag, TimeNs submitted_ns, TimeNs start_ns, TimeNs end_ns);
+
+  // What transfer `tag` did: its activities (empty for none) and its
+  // control messages.
+  const std::vector<TransferActivity>& activities(uint64_t tag) const;
+  uint64_t control_messages(uint64_t tag) const;
+
+ private:
+  struct InFlight {
+    uint64_t tag = 0;
+    TimeNs posted_ns = 0;
+    TimeNs wire_start_ns = -1;  // -1: not on the wire yet
+    bool control = false;
+    bool landed = false;
+    uint8_t handlers_left = 1;
+  };
+  struct Account {
+    std::vector<TransferActivity> activities;
+    uint64_t control_messages = 0;
+  };
+  // Closes `f`'s intervals at `end_ns` (landing, or its completion when it
+  // never landed: an error).
+  void close(const InFlight& f, TimeNs end_ns);
+
+  std::unordered_map<uint64_t, InFlight> in_flight_;  // by work request seq
+  std::unordered_map<uint64_t, Account> accounts_;    // by transfer tag
+};
+
+}  // namespace tensorwire::sim
