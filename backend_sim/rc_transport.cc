@@ -167,7 +167,7 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
   qp.outstanding.emplace(seq, wr);
   qp.send_queue.push_back(seq);
   if (context_.tracing && context_.cause_seq != 0) causes_.emplace(seq, context_.cause_seq);
-  context_.ledger.on_posted(seq, context_.transfer_tag, wr, context_.now());
+  context_.ledger.on_posted(seq, context_.transfer_tag, rank, peer, wr, context_.now());
   begin_dma(context_, rank, peer, seq, wr);
   TW_ASSERT_HOT(qp.outstanding.size() <= context_.cluster.send_queue_depth);
   pump(rank, peer);

@@ -54,7 +54,7 @@ Status SimCopyEngine::submit(const Buffer& dst, uint64_t dst_offset, const Buffe
   context_.stats[rank_].copy_engine_bytes += bytes;
   context_.stats[rank_].copy_engine_copies += 1;
   context_.meter.add_copy(rank_, gpu, bytes, busy_ns);
-  context_.ledger.add_copy(context_.transfer_tag, context_.now(), start, end);
+  context_.ledger.add_copy(context_.transfer_tag, rank_, context_.now(), start, end);
   if (context_.tracing) {
     context_.trace.slice("node" + std::to_string(rank_) + "/copy" + std::to_string(gpu),
                          is_device(dst.kind) && is_device(src.kind) ? "device to device"
@@ -74,7 +74,7 @@ Status SimCopyEngine::submit_host_copy(const Buffer& dst, uint64_t dst_offset, c
       transfer_time_ns(static_cast<double>(bytes), context_.cluster.host_memcpy_bandwidth_bytes_per_s);
   const TimeNs start = context_.cpu_ready_ns(rank_);
   const TimeNs end = context_.charge_cpu(rank_, cost_ns, "host to host copy");
-  context_.ledger.add_copy(context_.transfer_tag, context_.now(), start, end);
+  context_.ledger.add_copy(context_.transfer_tag, rank_, context_.now(), start, end);
   context_.stats[rank_].cpu_copy_bytes += bytes;
   context_.stats[rank_].cpu_copies += 1;
   schedule_copy(end, dst, dst_offset, src, src_offset, bytes, std::move(done));

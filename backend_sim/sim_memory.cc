@@ -356,7 +356,7 @@ Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Bu
       rank_,
       transfer_time_ns(static_cast<double>(bytes), context_.cluster.host_memcpy_bandwidth_bytes_per_s),
       "memcpy");
-  context_.ledger.add_copy(context_.transfer_tag, context_.now(), start, end);
+  context_.ledger.add_copy(context_.transfer_tag, rank_, context_.now(), start, end);
   return {};
 }
 

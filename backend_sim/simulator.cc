@@ -88,6 +88,7 @@ class Simulator::Impl {
     uint64_t swap_current_transfer(uint64_t tag) override {
       return std::exchange(context_.transfer_tag, tag);
     }
+    void transfer_done(uint64_t tag) override { context_.ledger.on_transfer_done(tag); }
 
    private:
     SimContext& context_;
@@ -116,10 +117,12 @@ RankEnv Simulator::env(RankId r) {
                  impl_->context.trace, &impl_->attribution};
 }
 
-TransferBreakdown Simulator::transfer_breakdown(uint64_t tag, TimeNs from_ns, TimeNs to_ns) const {
+TransferBreakdown Simulator::transfer_breakdown(uint64_t tag, RankId src, RankId dst,
+                                                TimeNs from_ns, TimeNs to_ns) const {
   const TransferLedger& ledger = impl_->context.ledger;
-  return partition_transfer_time(ledger.activities(tag), from_ns, to_ns,
-                                 ledger.control_messages(tag));
+  TransferLedger::Share share = ledger.share_of(tag, src, dst, from_ns, to_ns);
+  return partition_transfer_time(std::move(share.activities), from_ns, to_ns,
+                                 share.control_messages);
 }
 
 TimeNs Simulator::now_ns() const { return impl_->context.now(); }

@@ -60,9 +60,11 @@ class Simulator {
   std::optional<RankId> fire_timeout_now();
   bool timeout_pending() const;
 
-  // Where transfer `tag`'s time within [from_ns, to_ns) went, from what was
-  // posted for it so far (core/transfer_breakdown.h, transfer_ledger.h).
-  TransferBreakdown transfer_breakdown(uint64_t tag, TimeNs from_ns, TimeNs to_ns) const;
+  // Where transfer `tag` (from src to dst) spent [from_ns, to_ns), from what
+  // was posted for it so far and what no transfer owned between its ranks
+  // (core/transfer_breakdown.h, transfer_ledger.h).
+  TransferBreakdown transfer_breakdown(uint64_t tag, RankId src, RankId dst, TimeNs from_ns,
+                                       TimeNs to_ns) const;
 
   // What the DMA sanitizer found (backend_sim/dma_sanitizer.h): safety
   // problems in the order found, each naming rank, range and both operations.

@@ -10,11 +10,16 @@
 //     immediates): control for its whole life from post to landing;
 //   a copy: queueing from submission to its start, copies while the engine
 //     or CPU does it.
-// Kept for the whole run, a few intervals per tagged request.
+// Work posted under no transfer, or under one whose Recv is already done (a
+// protocol draining its own queue from another transfer's handler, channel
+// set-up), is kept apart with its two ranks: it counts for every transfer
+// between those ranks whose wait it overlaps (no transfer owns it).
+// Kept for the whole run, a few intervals per request.
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/clock.h"
@@ -28,8 +33,10 @@ class TransferLedger {
   // The largest work request that counts as a control message.
   static constexpr uint32_t kControlMaxBytes = 256;
 
-  // Work request `seq` posted now while `tag` is current (0: none, ignored).
-  void on_posted(uint64_t seq, uint64_t tag, const SendWorkRequest& wr, TimeNs now_ns);
+  // Work request `seq` from `rank` to `peer` posted now while `tag` is
+  // current (0: none).
+  void on_posted(uint64_t seq, uint64_t tag, uint32_t rank, uint32_t peer,
+                 const SendWorkRequest& wr, TimeNs now_ns);
   void on_wire_start(uint64_t seq, TimeNs now_ns);
   // Its bytes landed at the target (a read's: at the requester).
   void on_landed(uint64_t seq, TimeNs now_ns);
@@ -37,17 +44,26 @@ class TransferLedger {
   // receiver's for a message that consumes a receive): its tag, which the
   // handler runs under. The record goes with the last one.
   uint64_t take_handler(uint64_t seq, TimeNs now_ns);
-  // A copy submitted at `submitted_ns` that runs [start_ns, end_ns).
-  void add_copy(uint64_t tag, TimeNs submitted_ns, TimeNs start_ns, TimeNs end_ns);
+  // A copy on `rank` submitted at `submitted_ns` that runs [start_ns, end_ns).
+  void add_copy(uint64_t tag, uint32_t rank, TimeNs submitted_ns, TimeNs start_ns, TimeNs end_ns);
+  // Transfer `tag`'s Recv is done: what is posted under it from now on is
+  // no transfer's.
+  void on_transfer_done(uint64_t tag);
 
-  // What transfer `tag` did: its activities (empty for none) and its
-  // control messages.
-  const std::vector<TransferActivity>& activities(uint64_t tag) const;
-  uint64_t control_messages(uint64_t tag) const;
+  // What counts for transfer `tag` from src to dst within [from_ns, to_ns):
+  // its own activities and the unowned ones between its ranks; its control
+  // messages likewise (the unowned ones that started within the window).
+  struct Share {
+    std::vector<TransferActivity> activities;
+    uint64_t control_messages = 0;
+  };
+  Share share_of(uint64_t tag, uint32_t src, uint32_t dst, TimeNs from_ns, TimeNs to_ns) const;
 
  private:
   struct InFlight {
-    uint64_t tag = 0;
+    uint64_t tag = 0;  // 0: no transfer's
+    uint32_t rank = 0;
+    uint32_t peer = 0;
     TimeNs posted_ns = 0;
     TimeNs wire_start_ns = -1;  // -1: not on the wire yet
     bool control = false;
@@ -62,8 +78,22 @@ class TransferLedger {
   // never landed: an error).
   void close(const InFlight& f, TimeNs end_ns);
 
+  struct Unowned {
+    TransferActivity activity;
+    uint32_t rank = 0;  // a copy's rank, a request's two ends
+    uint32_t peer = 0;
+    bool control = false;
+  };
+  void add(uint64_t tag, uint32_t rank, uint32_t peer, bool control, TransferActivity a);
+  uint64_t owner(uint64_t tag) const { return tag != 0 && finished_.count(tag) == 0 ? tag : 0; }
+
   std::unordered_map<uint64_t, InFlight> in_flight_;  // by work request seq
   std::unordered_map<uint64_t, Account> accounts_;    // by transfer tag
+  std::unordered_set<uint64_t> finished_;             // transfers whose Recv is done
+  // By start time once share_of sorted them; the longest bounds the search.
+  mutable std::vector<Unowned> unowned_;
+  mutable bool unowned_sorted_ = true;
+  TimeNs longest_unowned_ns_ = 0;
 };
 
 }  // namespace tensorwire::sim

@@ -23,6 +23,9 @@ class TransferAttribution {
   virtual ~TransferAttribution() = default;
   // Makes `tag` current (0: none); returns the tag that was current.
   virtual uint64_t swap_current_transfer(uint64_t tag) = 0;
+  // Transfer `tag`'s Recv is done: work posted under it from now on (a
+  // protocol's queue drained from its handler) is no longer its own.
+  virtual void transfer_done(uint64_t tag) = 0;
 };
 
 // Makes a transfer current for a scope (nothing when `attribution` is null).

@@ -47,7 +47,8 @@ void add_transfer_breakdowns(WorkloadResult& workload, const sim::Simulator& sim
     for (size_t i = 0; i < transfers.size(); ++i) {
       TransferResult& t = transfers[i];
       if (!t.done) continue;
-      t.breakdown = simulator.transfer_breakdown(transfer_tag(s, i), t.recv_called_ns, t.done_ns);
+      t.breakdown = simulator.transfer_breakdown(transfer_tag(s, i), t.src, t.dst,
+                                                 t.recv_called_ns, t.done_ns);
     }
   }
 }

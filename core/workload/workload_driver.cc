@@ -385,6 +385,7 @@ class WorkloadDriver::Impl {
     TransferResult& tr = record(i);
     tr.done = true;
     tr.done_ns = envs_[t.dst].clock.now_ns();
+    if (envs_[t.dst].attribution != nullptr) envs_[t.dst].attribution->transfer_done(tag_of(i));
     tr.status = status;
     if (status.is_ok()) {
       verify(t, tensor, tr);

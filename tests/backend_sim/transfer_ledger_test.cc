@@ -66,7 +66,7 @@ TEST(TransferLedger, RequestAndResponseSplitIntoControlWireAndOther) {
   ASSERT_GT(p.done_ns, start);
   // The Recv was called 1 us before the request went out: that is "other".
   const TimeNs recv_called = start - 1000;
-  const TransferBreakdown b = p.f.sim().transfer_breakdown(tag, recv_called, p.done_ns);
+  const TransferBreakdown b = p.f.sim().transfer_breakdown(tag, 0, 1, recv_called, p.done_ns);
   // By hand: the request is 64 bytes on the wire (6 ns) plus a latency; the
   // response is 8 MiB at 12.5 GB/s (671,089 ns) plus a latency.
   const TimeNs request_ns = 6 + kLatency;
@@ -83,14 +83,42 @@ TEST(TransferLedger, RequestAndResponseSplitIntoControlWireAndOther) {
   EXPECT_EQ(b.total_ns(), p.done_ns - recv_called);
 }
 
-TEST(TransferLedger, WorkOutsideAnyTransferIsNotCounted) {
+TEST(TransferLedger, AnotherTransfersWorkIsNotCounted) {
   RequestResponse p;
   const TimeNs start = p.f.sim().now_ns();
-  ASSERT_TRUE(p.f.send(1, 0, p.request, kRequestBytes).is_ok());
+  {
+    const CurrentTransfer current(p.f.env(1).attribution, transfer_tag(0, 1));
+    ASSERT_TRUE(p.f.send(1, 0, p.request, kRequestBytes).is_ok());
+  }
   p.f.sim().run();
-  const TransferBreakdown b = p.f.sim().transfer_breakdown(transfer_tag(0, 0), start, p.done_ns);
+  const TransferBreakdown b =
+      p.f.sim().transfer_breakdown(transfer_tag(0, 0), 0, 1, start, p.done_ns);
   EXPECT_EQ(b.control_messages, 0u);
   EXPECT_EQ(b.other_ns, p.done_ns - start);
+}
+
+// Work no transfer owns (posted under none, or under one already done: a
+// protocol's queue drained from a later handler) counts for every transfer
+// between its ranks, and for none between others.
+TEST(TransferLedger, UnownedWorkCountsForTransfersBetweenItsRanks) {
+  RequestResponse p;
+  const TimeNs start = p.f.sim().now_ns();
+  const uint64_t done_tag = transfer_tag(0, 3);
+  p.f.env(1).attribution->transfer_done(done_tag);
+  {
+    const CurrentTransfer current(p.f.env(1).attribution, done_tag);
+    ASSERT_TRUE(p.f.send(1, 0, p.request, kRequestBytes).is_ok());
+  }
+  p.f.sim().run();
+  const TransferBreakdown b =
+      p.f.sim().transfer_breakdown(transfer_tag(1, 0), 1, 0, start, p.done_ns);
+  EXPECT_EQ(b.control_messages, 1u);
+  EXPECT_EQ(b.control_ns, p.request_handled_ns - start);
+  EXPECT_EQ(b.wire_ns, p.done_ns - p.request_handled_ns);
+  EXPECT_EQ(b.other_ns, 0);
+  const TransferBreakdown elsewhere =
+      p.f.sim().transfer_breakdown(transfer_tag(1, 0), 0, 2, start, p.done_ns);
+  EXPECT_EQ(elsewhere.other_ns, p.done_ns - start);
 }
 
 TEST(TransferLedger, CopiesQueueBehindEachOtherAndTimersInheritTheTransfer) {
@@ -117,7 +145,7 @@ TEST(TransferLedger, CopiesQueueBehindEachOtherAndTimersInheritTheTransfer) {
   }
   f.sim().run();
   ASSERT_GT(copied_ns, start);
-  const TransferBreakdown b = f.sim().transfer_breakdown(tag, start, copied_ns);
+  const TransferBreakdown b = f.sim().transfer_breakdown(tag, 0, 1, start, copied_ns);
   const TimeNs one_copy_ns = 699'051;  // 8 MiB at 12 GB/s, rounded up
   // The first copy's busy time, then the second's busy time and latency; the
   // second waits from 10 ns in until the first is done, under copies anyway.
@@ -126,7 +154,7 @@ TEST(TransferLedger, CopiesQueueBehindEachOtherAndTimersInheritTheTransfer) {
   EXPECT_EQ(b.other_ns, 0);
   EXPECT_EQ(b.queueing_ns, 0);
   // Another transfer's tag saw none of it.
-  EXPECT_EQ(f.sim().transfer_breakdown(transfer_tag(2, 4), start, copied_ns).other_ns,
+  EXPECT_EQ(f.sim().transfer_breakdown(transfer_tag(2, 4), 0, 1, start, copied_ns).other_ns,
             copied_ns - start);
 }
 

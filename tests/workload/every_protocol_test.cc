@@ -124,8 +124,12 @@ TEST_P(EveryProtocol, EveryRecvWaitSplitsIntoPartsThatSumToItsLatency) {
       for (TimeNs part : {b.control_ns, b.queueing_ns, b.wire_ns, b.copies_ns, b.other_ns}) {
         EXPECT_GE(part, 0) << t.name;
       }
-      if (t.name == "t0") EXPECT_GT(b.wire_ns, 0) << "a 1 MiB tensor crosses the wire";
-      if (t.name == "t1") EXPECT_GT(b.copies_ns, 0) << "staged through host memory";
+      if (t.name == "t0") {
+        EXPECT_GT(b.wire_ns, 0) << "a 1 MiB tensor crosses the wire";
+      }
+      if (t.name == "t1") {
+        EXPECT_GT(b.copies_ns, 0) << "staged through host memory";
+      }
       ++checked;
     }
   }
