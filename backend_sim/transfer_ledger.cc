@@ -75,7 +75,10 @@ void TransferLedger::add(uint64_t tag, uint32_t rank, uint32_t peer, bool contro
                          TransferActivity a) {
   TW_ASSERT(a.end_ns >= a.start_ns);
   if (tag != 0) {
-    accounts_[tag].activities.push_back(a);
+    std::vector<TransferActivity>& own = accounts_[tag].activities;
+    // A transfer typically has a handful: grow once, not four times.
+    if (own.empty()) own.reserve(8);
+    own.push_back(a);
     return;
   }
   if (!unowned_.empty() && a.start_ns < unowned_.back().activity.start_ns) unowned_sorted_ = false;
