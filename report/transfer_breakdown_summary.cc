@@ -66,7 +66,9 @@ std::string transfer_breakdown_section(const RunReport& report, size_t max_tenso
     return out + "\n";
   }
   for (const PhaseTotal& p : phase_totals(report.workload)) {
-    const std::string who = "phase '" + p.phase + "' (" + format_count(p.transfers) + " Recvs)";
+    // Concurrent Recvs' waits overlap: the sums are of waits, not of the run.
+    const std::string who =
+        "phase '" + p.phase + "' (" + format_count(p.transfers) + " Recvs, summed)";
     out += "  " + pad_right(who, 30) + " " + format_duration_ns(p.sum.total_ns()) + ": " +
            parts(p.sum) + "\n";
   }
