@@ -318,6 +318,7 @@ void run_distributed(BroadcastRun& run, CollectiveOutcome& out, BroadcastInvaria
                                          part.copy_first_busy_ns.end());
     run.coverage.add(part.coverage);
   }
+  run.result.measured = true;
   collect_destinations(run, done_ns, invariants, /*check_bytes=*/false);
   collect_links(run, run.result);
   run.world.record_end();
