@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -41,8 +42,11 @@ std::string all_problems(const RunReport& r) {
   return s;
 }
 
-// Every rank of `scenario` as a thread of this process, GPUs as host memory.
-std::vector<Result<VerbsRunReport>> run_ranks(const Scenario& scenario, uint32_t world) {
+// Every rank of `scenario` as a thread of this process, GPUs as host memory;
+// `tweak` adjusts one rank's options.
+std::vector<Result<VerbsRunReport>> run_ranks(
+    const Scenario& scenario, uint32_t world,
+    const std::function<void(RankId, VerbsRunOptions&)>& tweak = {}) {
   std::vector<std::unique_ptr<launch::TcpCoordinator>> cs(world);
   const auto make = [world](const std::string& address, RankId r) {
     Result<std::unique_ptr<launch::TcpCoordinator>> c =
@@ -65,6 +69,7 @@ std::vector<Result<VerbsRunReport>> run_ranks(const Scenario& scenario, uint32_t
       o.gpu_as_host = true;
       o.setup_timeout = milliseconds(30000);
       o.phase_timeout = milliseconds(30000);
+      if (tweak) tweak(r, o);
       NullTraceSink no_trace;
       results[r] = run_verbs_rank(scenario, o, *cs[r], no_trace);
     });
@@ -143,6 +148,31 @@ TEST(VerbsBroadcast, GpuMemoryThisMachineCannotGiveIsRefusedNamingTheFieldAndThe
   EXPECT_NE(st.message().find("--gpu-as-host"), std::string::npos) << st.message();
 }
 
+// The source's queue pair goes to the error state after its 5th send-side
+// work request: every rank ends (no hang), the failure is a transport problem
+// (QP_ERROR where it struck, ABORT passed on beyond it), nothing wrong was
+// delivered (no safety problem), and every rank still reports the whole run.
+TEST(VerbsBroadcast, AQueuePairErrorAtTheSourceEndsEveryRankWithAnErrorNotAHang) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  Scenario scenario = load("tests/backend_verbs/scenarios/broadcast_4ranks.toml");
+  std::vector<Result<VerbsRunReport>> results = run_ranks(scenario, 4, [](RankId r, VerbsRunOptions& o) {
+    if (r == 1) o.qp_error_after_posts = 5;
+  });
+  for (RankId r = 0; r < 4; ++r) {
+    ASSERT_TRUE(results[r].is_ok()) << "rank " << r << ": " << results[r].status().to_string();
+    const VerbsRunReport& v = *results[r];
+    EXPECT_TRUE(v.whole_run) << "rank " << r;
+    EXPECT_FALSE(v.report.passed()) << "rank " << r;
+    bool transport = false;
+    for (const Problem& p : v.report.problems) {
+      EXPECT_NE(p.kind, ProblemKind::kSafety) << "rank " << r << ": " << problem_line(p);
+      transport = transport || p.kind == ProblemKind::kTransport;
+    }
+    EXPECT_TRUE(transport) << "rank " << r << ":\n" << all_problems(v.report);
+    EXPECT_TRUE(any_problem_mentions(v.report.problems, "QP_ERROR")) << all_problems(v.report);
+  }
+}
+
 struct CliResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
@@ -182,6 +212,8 @@ TEST(VerbsBroadcast, LaunchedProcessesWriteResultsThatCompareReadsBesideTheSimul
   for (const char* rank : {"[rank 0] PASS", "[rank 1] PASS", "[rank 2] PASS", "[rank 3] PASS"}) {
     EXPECT_NE(r.output.find(rank), std::string::npos) << r.output;
   }
+  EXPECT_NE(r.output.find("(each checked on its rank)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(measured)"), std::string::npos) << r.output;
   std::ifstream in(verbs_json);
   ASSERT_TRUE(in.good()) << verbs_json;
   const nlohmann::json j = nlohmann::json::parse(in);

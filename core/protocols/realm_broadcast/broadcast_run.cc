@@ -244,17 +244,38 @@ void run_whole(BroadcastRun& run, CollectiveOutcome& out, BroadcastInvariants& i
 }
 
 // This process's part, for the others.
-BroadcastRankPart local_part(const BroadcastRun& run, RankId rank, CollectiveOutcome& local) {
+// This process's part, for the others; its times count from `started_ns`.
+BroadcastRankPart local_part(const BroadcastRun& run, RankId rank, CollectiveOutcome& local,
+                             TimeNs started_ns) {
   BroadcastRankPart part;
   part.rank = rank;
   if (!local.counters.empty()) part.counters = local.counters.front();
   part.problems = std::move(local.problems);
   if (const auto it = run.ops.find(rank); it != run.ops.end()) {
-    part.destination_done_ns = it->second->destination_done_ns();
-    part.copy_first_busy_ns = it->second->copy_first_busy_ns();
+    for (const auto& [id, ns] : it->second->destination_done_ns()) {
+      part.destination_done_ns[id] = ns - started_ns;
+    }
+    for (const auto& [id, ns] : it->second->copy_first_busy_ns()) {
+      part.copy_first_busy_ns[id] = ns - started_ns;
+    }
     part.coverage = it->second->coverage_counts();
   }
   return part;
+}
+
+// Every rank has its instances (the source filled) before any part starts,
+// so that a part's time is the broadcast's and not its neighbours' set-up.
+// False when a rank could not have them (it reports why) or a rank was lost:
+// then no part starts.
+bool every_rank_ready(BroadcastRun& run, bool ready, CollectiveOutcome& local) {
+  Result<std::vector<std::string>> all = run.world.all_gather(ready ? "ready" : "");
+  if (!all.is_ok()) {
+    local.problems.push_back(transport_problem("the ranks could not agree to start the broadcast: " +
+                                               all.status().message()));
+    return false;
+  }
+  for (const std::string& r : *all) ready = ready && r == "ready";
+  return ready;
 }
 
 // Every rank's part, in rank order; only this one's when the gather failed
@@ -295,7 +316,9 @@ void run_distributed(BroadcastRun& run, CollectiveOutcome& out, BroadcastInvaria
   TW_ASSERT_MSG(run.envs.size() == 1, "a distributed world drives one rank per process");
   const RankId rank = run.envs.begin()->first;
   CollectiveOutcome local;
-  if (allocate_instances(run, local)) {
+  const bool ready = every_rank_ready(run, allocate_instances(run, local), local);
+  const TimeNs started_ns = run.envs.at(rank).clock.now_ns();
+  if (ready) {
     CollectiveObserver no_observer;
     run_operations(run, local, no_observer, planted);
     collect_rank_outcomes(run, local);
@@ -305,12 +328,9 @@ void run_distributed(BroadcastRun& run, CollectiveOutcome& out, BroadcastInvaria
       if (run.payload && done) check_destination_bytes(run, d, invariants);
     }
     collect_invariant_violations(run, local, invariants);
-  } else {
-    // Its instances could not be had: the rank still meets the others.
-    run.world.run_until_done([] { return true; });
   }
   std::map<uint32_t, TimeNs> done_ns;
-  for (BroadcastRankPart& part : gather_parts(run, local_part(run, rank, local))) {
+  for (BroadcastRankPart& part : gather_parts(run, local_part(run, rank, local, started_ns))) {
     out.counters.push_back(std::move(part.counters));
     for (Problem& p : part.problems) out.problems.push_back(std::move(p));
     done_ns.insert(part.destination_done_ns.begin(), part.destination_done_ns.end());
