@@ -25,6 +25,7 @@
 #include "core/problem.h"
 #include "core/protocol_counters.h"
 #include "core/rank_env.h"
+#include "core/status.h"
 
 namespace tensorwire {
 
@@ -35,9 +36,31 @@ class CollectiveWorld {
   virtual ~CollectiveWorld() = default;
 
   virtual uint32_t world_size() const = 0;
+  // The ranks this process drives, in rank order: every rank where one
+  // process runs them all (the simulator), only its own where each rank is a
+  // process of its own (verbs). env() is asked only for these.
+  virtual std::vector<RankId> local_ranks() const {
+    std::vector<RankId> all(world_size());
+    for (RankId r = 0; r < all.size(); ++r) all[r] = r;
+    return all;
+  }
   virtual RankEnv env(RankId rank) = 0;
   // Returns when nothing is left to happen.
   virtual void run_until_idle() = 0;
+  // Returns once `done` holds (this process's parts of the operation are
+  // over) and every other process says the same of its own, or when nothing
+  // more can happen. A world that sees every rank knows when it is idle, and
+  // runs until then: the default.
+  virtual void run_until_done(const std::function<bool()>& done) {
+    (void)done;
+    run_until_idle();
+  }
+  // Every process's `mine`, in rank order, so that each can merge what the
+  // others found; a world of one process has only its own. An error when a
+  // process is lost or says something malformed.
+  virtual Result<std::vector<std::string>> all_gather(std::string_view mine) {
+    return std::vector<std::string>{std::string(mine)};
+  }
   // The operation is over: it ran and was checked, and its resources are not
   // yet released. The backend takes the run's end time and counters here, so
   // that tearing down is not part of the run. Not called for an operation

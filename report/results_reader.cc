@@ -198,6 +198,10 @@ Result<ResultsStep> read_broadcast(const FieldReader& in, const Json& root) {
       if (!ns) return ns.status();
       t.backend_ns = *ns;
     }
+    // A real backend's wall time (verbs).
+    Result<std::optional<int64_t>> measured = in.optional_time_ns(d, at, "measured_ns");
+    if (!measured) return measured.status();
+    t.measured_ns = *measured;
     every_one_done = every_one_done && t.backend_ns.has_value();
     step.tensors.push_back(std::move(t));
   }
@@ -206,6 +210,9 @@ Result<ResultsStep> read_broadcast(const FieldReader& in, const Json& root) {
     if (!finish) return finish.status();
     step.backend_ns = *finish;
   }
+  Result<std::optional<int64_t>> measured = in.optional_time_ns(root, "", "measured_ns");
+  if (!measured) return measured.status();
+  step.measured_ns = *measured;
   return step;
 }
 

@@ -13,10 +13,13 @@
 #include "backend_verbs/device_ipv4_address.h"
 #include "backend_verbs/verbs_nic_factory.h"
 #include "backend_verbs/verbs_rank_env.h"
+#include "core/assert.h"
+#include "core/collective.h"
 #include "core/rendezvous.h"
 #include "core/trace_recording.h"
 #include "core/workload/workload_driver.h"
 #include "runner/rank_outcome.h"
+#include "runner/verbs_collective_world.h"
 
 namespace tensorwire {
 namespace {
@@ -101,18 +104,37 @@ class TracedStretch {
 
 }  // namespace
 
+namespace {
+
+// A collective protocol places its buffers in the cluster's memories itself:
+// with GPUs in the cluster it needs them as CUDA GPUs, or host memory
+// standing in for them (--gpu-as-host).
+Status check_collective_for_verbs(const Scenario& scenario, const std::string& where,
+                                  bool gpu_as_host) {
+  const uint32_t wanted = scenario.cluster.gpus_per_node;
+  if (gpu_as_host || wanted == 0) return {};
+  const Result<uint32_t> gpus = verbs::cuda::device_count();
+  if (gpus && *gpus >= wanted) return {};
+  const std::string why = gpus ? "this machine has " + std::to_string(*gpus) + " CUDA GPU(s)"
+                               : gpus.status().message();
+  return Status(StatusCode::kInvalidArgument,
+                where + ": [cluster] gpus_per_node = " + std::to_string(wanted) + ": the " +
+                    scenario.protocol.name + " places buffers in GPU memory, which this machine "
+                    "cannot give: " + why + " (--gpu-as-host places them in host memory)");
+}
+
+}  // namespace
+
 Status check_scenario_for_verbs(Scenario& scenario, uint32_t world, bool gpu_as_host) {
   const std::string where = scenario.source_path.empty() ? scenario.name : scenario.source_path;
-  if (scenario.protocol.descriptor().shape() != ProtocolShape::kPointToPoint) {
-    return Status(StatusCode::kInvalidArgument, where + ": [protocol] name = \"" +
-                                                    scenario.protocol.name +
-                                                    "\" does not run on the verbs backend yet");
-  }
   if (scenario.cluster.nodes != world) {
     return Status(StatusCode::kInvalidArgument,
                   where + ": [cluster] nodes = " + std::to_string(scenario.cluster.nodes) +
                       " but the run has " + std::to_string(world) +
                       " ranks (--world): one rank per node");
+  }
+  if (scenario.protocol.descriptor().shape() == ProtocolShape::kCollective) {
+    return check_collective_for_verbs(scenario, where, gpu_as_host);
   }
   for (WorkloadStep& step : scenario.workload.steps) {
     for (WorkloadPhase& phase : step.phases) {
@@ -461,6 +483,74 @@ void fill_report(MergedRun merged, TimeNs end_ns, uint64_t events, VerbsRunRepor
   add_transfer_problems(report);
 }
 
+// This rank's transport and, traced, its events, for the others: a
+// collective's own parts travel in its all-gather, these in the runner's.
+RankOutcome collective_rank_outcome(const VerbsRunOptions& options, verbs::VerbsRankEnv& env,
+                                    TraceRecording& recording, TimeNs left_setup_barrier_ns) {
+  RankOutcome mine;
+  mine.rank = options.rank;
+  mine.finished = true;
+  mine.transport = transport_stats(env);
+  mine.transport.cpu_copies = env.memory().counters().cpu_copies;
+  mine.transport.cpu_copy_bytes = env.memory().counters().cpu_copy_bytes;
+  mine.transport.copy_engine_copies = env.copies().copies;
+  mine.transport.copy_engine_bytes = env.copies().bytes;
+  if (!options.trace) return mine;
+  mine.trace = recording.take_events();
+  mine.trace_clock.domain = verbs::MonotonicClock::domain();
+  mine.trace_clock.origin_ns = env.clock().origin_on_monotonic_ns();
+  mine.trace_clock.aligned_at_ns = left_setup_barrier_ns;
+  return mine;
+}
+
+// The collective's outcome and every rank's transport into the report.
+void fill_collective_report(CollectiveOutcome outcome, const VerbsCollectiveWorld& world,
+                            std::vector<RankOutcome> parts, VerbsRunReport& out) {
+  RunReport& report = out.report;
+  report.end_ns = world.end_ns();
+  report.wall_time = true;
+  report.events_processed = world.events();
+  report.protocol_counters = std::move(outcome.counters);
+  report.coverage = std::move(outcome.coverage);
+  report.collective = std::move(outcome.account);
+  report.problems = world.problems();
+  for (Problem& p : outcome.problems) report.problems.push_back(std::move(p));
+  for (RankOutcome& part : parts) {
+    report.rank_stats.push_back(part.transport);
+    report.total_stats += part.transport;
+    for (Problem& p : part.problems) report.problems.push_back(std::move(p));
+  }
+}
+
+// A collective protocol's operation: this rank's part of it, in a world of
+// one process per rank (runner/verbs_collective_world.h); the protocol
+// gathers and merges the ranks' parts itself, the runner their transports.
+Result<VerbsRunReport> run_collective_rank(const Scenario& scenario, const VerbsRunOptions& options,
+                                           launch::TcpCoordinator& coordinator,
+                                           verbs::VerbsRankEnv& env, TraceRecording& recording,
+                                           VerbsRunReport out, TraceSink& trace) {
+  const CollectiveProtocol* protocol = scenario.protocol.descriptor().collective();
+  TW_ASSERT_MSG(protocol != nullptr, "a protocol of collective shape runs collectives");
+  TW_ASSERT_MSG(scenario.collective_workload.has_value(), "the loader read its workload");
+  // Every rank is connected and set up before any part starts.
+  if (Status st = coordinator.barrier(options.setup_timeout); !st.is_ok()) return st;
+  const TimeNs left_setup_barrier_ns = env.clock().now_ns();
+  VerbsCollectiveWorld world(env, coordinator,
+                             {options.rank, options.world, options.gpu_as_host,
+                              options.phase_timeout, options.idle_spins_before_sleep});
+  // Verbs always moves the bytes, and every destination's are checked.
+  const CollectiveRequest request{scenario.cluster, scenario.collective_workload,
+                                  scenario.protocol.options, out.report.seed, true, {}};
+  CollectiveOutcome outcome = protocol->run(world, request);
+  RankOutcome mine = collective_rank_outcome(options, env, recording, left_setup_barrier_ns);
+  std::vector<RankOutcome> parts = gather_rank_outcomes(coordinator, mine, options.rank);
+  out.whole_run = !parts.empty();
+  if (parts.empty()) parts.push_back(mine);
+  if (options.trace) out.trace_clocks = merge_rank_traces(parts, trace);
+  fill_collective_report(std::move(outcome), world, std::move(parts), out);
+  return out;
+}
+
 }  // namespace
 
 Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario, const VerbsRunOptions& options,
@@ -503,6 +593,9 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   NullTraceSink no_trace;
   TraceSink& rank_trace = options.trace ? static_cast<TraceSink&>(recording) : no_trace;
   verbs::VerbsRankEnv env(**nic, rank_trace, options.trace);
+  if (scenario.protocol.descriptor().shape() == ProtocolShape::kCollective) {
+    return run_collective_rank(scenario, options, coordinator, env, recording, std::move(out), trace);
+  }
   const std::unique_ptr<Rendezvous> protocol =
       scenario.protocol.descriptor().make_rendezvous(env.env(), scenario.protocol.options);
   Rendezvous& rendezvous = *protocol;

@@ -27,6 +27,14 @@ SIZES = ["1KiB", "64KiB", "4MiB", "64MiB"]
 LATENCY_SIZES = SIZES[:3]
 
 
+def size_bytes(text):
+    """'64KiB' -> 65536 (the binary units sweep prints), for ordering."""
+    for unit, scale in (("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30)):
+        if text.endswith(unit):
+            return int(text[:-len(unit)]) * scale
+    return int(text)
+
+
 def run(argv):
     done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
@@ -50,11 +58,11 @@ def by_protocol(rows, size=None):
             if size is None or r.get("workload.tensor[0].bytes") == size}
 
 
-def verbs_latencies(tw, names, device, out):
+def verbs_latencies(tw, names, device, out, sizes):
     """Median measured step after the first, per protocol and size, on the device."""
     measured = {}
     for name in names:
-        for size in LATENCY_SIZES:
+        for size in sizes:
             path = os.path.join(out, f"verbs_{name}_{size}.json")
             run([tw, "launch", "-n", "2", os.path.join(ROOT, "scenarios", "pingpong.toml"),
                  "--device", device, "--json", path, "--set", f"protocol.name={name}",
@@ -64,6 +72,19 @@ def verbs_latencies(tw, names, device, out):
             times = sorted(s["measured_ns"] for s in steps)
             measured[(name, size)] = times[(len(times) - 1) // 2]
     return measured
+
+
+def write_curve(path, names, sizes, verbs, tw, out):
+    """protocol,size,measured one-way ns on the device,simulated ns (the same point in the
+    simulator: a sweep of exactly these sizes)."""
+    rows = sweep(tw, "pingpong.toml", names, os.path.join(out, "pingpong_curve"), 0,
+                 ["--timing-only", "--set", "workload.tensor[0].bytes=" + ",".join(sizes)])
+    with open(path, "w") as f:
+        f.write("protocol,size,measured_ns,simulated_ns\n")
+        for name in names:
+            for size in sizes:
+                simulated = by_protocol(rows, size)[name]["steady_step_ns"]
+                f.write(f"{name},{size},{verbs[(name, size)]},{simulated}\n")
 
 
 def table_rows(names, ping, vgg, resnet, verbs):
@@ -110,6 +131,9 @@ def main():
     parser.add_argument("--out", default="out/protocol_table")
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--verbs", metavar="DEVICE", default="")
+    parser.add_argument("--verbs-curve", metavar="SIZES", default="",
+                        help="with --verbs: also measure these sizes (comma-separated, e.g. "
+                             "1KiB,4KiB,...,64MiB) and write OUT/verbs_curve.csv")
     args = parser.parse_args()
     tw = args.tensorwire
     names = run([tw, "protocols", "--shape", "point-to-point", "--names"]).split()
@@ -120,7 +144,14 @@ def main():
                             args.jobs, []))
     resnet = by_protocol(sweep(tw, "resnet50_ps.toml", names,
                                os.path.join(args.out, "resnet50_ps"), args.jobs, []))
-    verbs = verbs_latencies(tw, names, args.verbs, args.out) if args.verbs else {}
+    sizes = list(LATENCY_SIZES)
+    for size in args.verbs_curve.split(",") if args.verbs_curve else []:
+        if size not in sizes:
+            sizes.append(size)
+    sizes.sort(key=size_bytes)
+    verbs = verbs_latencies(tw, names, args.verbs, args.out, sizes) if args.verbs else {}
+    if args.verbs and args.verbs_curve:
+        write_curve(os.path.join(args.out, "verbs_curve.csv"), names, sizes, verbs, tw, args.out)
     rows = table_rows(names, ping, vgg, resnet, verbs)
     text = markdown(rows)
     with open(os.path.join(args.out, "protocol_table.md"), "w") as f:

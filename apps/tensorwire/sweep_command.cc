@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include "apps/tensorwire/check_shard.h"
 #include "apps/tensorwire/exit_codes.h"
 #include "apps/tensorwire/option_checks.h"
 #include "apps/tensorwire/output_file.h"
@@ -38,6 +39,8 @@ struct SweepPlan {
   size_t jobs = 1;
   std::string scenario_text;  // its bytes decide whether a finished point is reused
   std::string executable;
+  uint32_t shard_index = 0;  // the points run: index % shard_count == shard_index
+  uint32_t shard_count = 1;
 };
 
 std::optional<size_t> parse_jobs(const std::string& text, std::ostream& err) {
@@ -98,6 +101,10 @@ std::optional<SweepPlan> plan_sweep(const SweepArgs& args, std::ostream& err) {
     return std::nullopt;
   }
   if (!jobs) return std::nullopt;
+  if (!args.shard.empty() && !parse_shard(args.shard, plan.shard_index, plan.shard_count)) {
+    err << kErrorPrefix << "--shard: '" << args.shard << "' is not I/N (0 <= I < N)\n";
+    return std::nullopt;
+  }
   plan.points = *points;
   plan.jobs = *jobs;
   plan.scenario_text = std::move(text).value();
@@ -146,6 +153,7 @@ PointProcess point_process(const SweepArgs& args, const SweepPlan& plan, size_t 
 
 
 struct SweepOutcome {
+  size_t own_points = 0;  // the points of this shard (every point when not sharded)
   size_t reused = 0;
   std::vector<std::string> failures;  // one line per point that gave no results
 };
@@ -157,6 +165,8 @@ std::optional<SweepOutcome> run_points(const SweepArgs& args, const SweepPlan& p
   std::vector<PointProcess> processes;
   std::vector<size_t> index_of;  // process -> point
   for (size_t i = 0; i < plan.points; ++i) {
+    if (i % plan.shard_count != plan.shard_index) continue;
+    ++outcome.own_points;
     const std::string stem = point_stem(args, i);
     if (reusable(stem, point_key(args, plan, i))) {
       ++outcome.reused;
@@ -170,7 +180,7 @@ std::optional<SweepOutcome> run_points(const SweepArgs& args, const SweepPlan& p
   }
   report::ProgressBar bar(err, progress, 1, "points");
   size_t done = 0;
-  bar.update(outcome.reused, plan.points);
+  bar.update(outcome.reused, outcome.own_points);
   const Status st = run_point_processes(processes, plan.jobs, [&](size_t p, int exit_code) {
     const size_t i = index_of[p];
     const std::string stem = point_stem(args, i);
@@ -183,7 +193,7 @@ std::optional<SweepOutcome> run_points(const SweepArgs& args, const SweepPlan& p
                                  point_text(sweep_point(plan.axes, i)) + "): run exited with " +
                                  std::to_string(exit_code) + "; its output: " + stem + ".log");
     }
-    bar.update(outcome.reused + ++done, plan.points);
+    bar.update(outcome.reused + ++done, outcome.own_points);
   });
   bar.finish();
   if (!st.is_ok()) {
@@ -245,6 +255,16 @@ void print_rows(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>&
   }
 }
 
+// A shard writes no table: the last, unsharded sweep in the same folder does.
+int report_shard(const SweepArgs& args, const SweepPlan& plan, const SweepOutcome& outcome,
+                 std::ostream& out, std::ostream& err) {
+  out << "shard " << plan.shard_index << "/" << plan.shard_count << ": " << outcome.own_points
+      << " of " << plan.points << " points (" << outcome.reused << " reused) in " << args.out_dir
+      << "/points; `tensorwire sweep` without --shard in the same --out writes the table\n";
+  for (const std::string& failure : outcome.failures) err << kErrorPrefix << failure << "\n";
+  return outcome.failures.empty() ? kExitOk : kExitCheckFailed;
+}
+
 }  // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
@@ -272,6 +292,12 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       ->type_name("N");
   sweep->add_flag("--timing-only", args.timing_only, "Run every point in timing mode");
   sweep->add_flag("--plot", args.plot, "Also draw the plots (tensorwire plot) into DIR");
+  sweep
+      ->add_option("--shard", args.shard,
+                   "Run only points I, I+N, ... and write no table (Slurm: --shard "
+                   "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT); a sweep without --shard in "
+                   "the same DIR then reuses every shard's points and writes the table")
+      ->type_name("I/N");
   return sweep;
 }
 
@@ -291,6 +317,7 @@ int sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err, b
       << std::flush;
   std::optional<SweepOutcome> outcome = run_points(args, *plan, err, progress);
   if (!outcome) return kExitInternalError;
+  if (plan->shard_count > 1) return report_shard(args, *plan, *outcome, out, err);
   std::vector<SweepRow> rows = collect_rows(args, *plan, *outcome);
   const std::string csv = (fs::path(args.out_dir) / "sweep.csv").string();
   const std::string json_path = (fs::path(args.out_dir) / "sweep.json").string();

@@ -4,7 +4,10 @@
 // once as there are cores, and writes DIR/sweep.csv and DIR/sweep.json (one row
 // per point, sweep_table.h). Each point leaves DIR/points/pNNNN.{json,log,key};
 // a re-run reuses a point whose key (the scenario's bytes, its flags, the
-// tool's version) is unchanged.
+// tool's version) is unchanged. `--shard I/N` runs only the points whose index
+// is I modulo N and writes no table: N shards (a Slurm array) sharing DIR
+// fill points/, and a last `sweep` without --shard reuses them all and writes
+// the table.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -21,6 +24,7 @@ struct SweepArgs {
   std::string jobs;  // --jobs as typed; empty: one per core
   bool timing_only = false;
   bool plot = false;
+  std::string shard;  // --shard I/N as typed; empty: every point
 };
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);

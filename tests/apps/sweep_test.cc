@@ -150,5 +150,28 @@ TEST_F(SweepCli, BadInputIsNamedBeforeAnythingRuns) {
   EXPECT_TRUE(contains(r.err, "does not exist")) << r.err;
 }
 
+TEST_F(SweepCli, ShardsFillThePointsAndAnUnshardedSweepReusesThemAll) {
+  const std::string scenario = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/pingpong.toml";
+  const std::string grid = " --timing-only --set 'workload.tensor[0].bytes=1KiB..16KiB:x2'";
+  for (int shard = 0; shard < 3; ++shard) {
+    const CliRun r = run("sweep " + quoted(scenario) + " --out " + quoted(path("s").string()) +
+                         grid + " --shard " + std::to_string(shard) + "/3");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, shard == 0 ? "2 of 5 points" : shard == 1 ? "2 of 5" : "1 of 5"))
+        << r.out;
+  }
+  EXPECT_FALSE(fs::exists(path("s/sweep.csv")));  // a shard writes no table
+  CliRun r = run("sweep " + quoted(scenario) + " --out " + quoted(path("s").string()) + grid);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "5 of 5 points (5 reused)")) << r.out;
+  r = run("sweep " + quoted(scenario) + " --out " + quoted(path("one").string()) + grid);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(path("s/sweep.csv")), read_file(path("one/sweep.csv")));
+  r = run("sweep " + quoted(scenario) + " --out " + quoted(path("x").string()) + grid +
+          " --shard 3/3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--shard: '3/3' is not I/N")) << r.err;
+}
+
 }  // namespace
 }  // namespace tensorwire::app

@@ -199,6 +199,25 @@ TEST(ResultsReader, ABroadcastIsOneStepWithItsDestinationsAsTensors) {
   EXPECT_FALSE(f->steps[0].tensors[1].backend_ns.has_value());
 }
 
+// A broadcast on verbs: each destination's done time and the finish are wall
+// times its ranks measured, which compare puts in the measured column.
+TEST(ResultsReader, AMeasuredBroadcastKeepsItsWallTimes) {
+  Json j = Json::parse(sample_text());
+  j["workload"]["kind"] = "broadcast";
+  j["destinations"] = Json::array({Json{{"memory", "node1/gpu0"}, {"done_ns", 700}, {"measured_ns", 700}}});
+  j["finish_ns"] = 700;
+  j["measured_ns"] = 700;
+  Result<ResultsFile> f = parse_results_json(j.dump(), "b.json");
+  ASSERT_TRUE(f.is_ok()) << f.status().message();
+  EXPECT_EQ(f->steps[0].measured_ns, 700);
+  EXPECT_EQ(f->steps[0].tensors[0].measured_ns, 700);
+  j["destinations"][0]["measured_ns"] = "soon";
+  Result<ResultsFile> bad = parse_results_json(j.dump(), "b.json");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("destinations[0].measured_ns"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(ResultsReader, NullLatencyIsARecvThatNeverCompleted) {
   Json j = Json::parse(sample_text());
   j["steps"][1]["per_tensor"][0]["latency_ns"] = nullptr;

@@ -38,6 +38,9 @@ struct BroadcastResult {
   TransferGraph graph;
   std::vector<std::string> link_names;  // by LinkId
   TimeNs finish_ns = 0;                 // the last destination's done time
+  // The done times are wall times each rank measured on its own clock (a
+  // world of one process per rank, on a real device), not simulated ones.
+  bool measured = false;
   std::vector<BroadcastDestinationResult> destinations;
   std::vector<BroadcastLinkResult> links;  // links that carried bytes
   PipelinedBound bound;

@@ -5,6 +5,7 @@
 #include "core/protocols/realm_broadcast/broadcast_run.h"
 #include "core/protocols/realm_broadcast/broadcast_workload.h"
 #include "core/protocols/realm_broadcast/swarm_scenario.h"
+#include "core/protocols/realm_broadcast/transfer_operation.h"
 
 namespace tensorwire::collectives {
 namespace {
@@ -70,8 +71,11 @@ class RealmCollectiveBroadcastProtocol final : public ProtocolDescriptor {
                                  const TensorTransfer& /*transfer*/) const override {
     return 0;
   }
-  // Its IB buffers are written with RDMA writes; each message needs a receive.
-  uint32_t receives_per_peer(const std::any& /*options*/) const override { return 0; }
+  // Each control message and each write with immediate into an IB buffer
+  // consumes a receive: the verbs runner sizes the receive queues by this.
+  uint32_t receives_per_peer(const std::any& /*options*/) const override {
+    return TransferOperation::kReceivesPerPeer;
+  }
 
   std::unique_ptr<Rendezvous> make_rendezvous(RankEnv /*env*/,
                                               const std::any& /*options*/) const override {

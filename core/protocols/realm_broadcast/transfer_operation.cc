@@ -11,7 +11,7 @@ namespace {
 
 // Work request ids: kind (8 bits) | peer rank (24 bits) | index (32 bits).
 enum class WrKind : uint64_t { kRecvSlot = 1, kMessageSlot = 2, kChunkWrite = 3 };
-constexpr uint32_t kRecvSlotsPerPeer = 256;  // each write-with-imm consumes one too
+constexpr uint32_t kRecvSlotsPerPeer = TransferOperation::kReceivesPerPeer;
 constexpr uint32_t kSendSlotsPerPeer = 64;
 constexpr uint64_t kSlotBytes = CollectiveMessage::kWireBytes;
 

@@ -42,6 +42,11 @@ namespace tensorwire::collectives {
 
 class TransferOperation {
  public:
+  // Receives kept posted per peer it signals: each control message and each
+  // write with immediate into this rank consumes one (a real receive queue
+  // must hold them all).
+  static constexpr uint32_t kReceivesPerPeer = 256;
+
   TransferOperation(RankEnv env, const TransferGraph& graph, const ClusterTopology& topology,
                     BroadcastOptions options, CollectiveObserver* observer = nullptr,
                     PlantedCollectiveBug bug = PlantedCollectiveBug::kNone);
