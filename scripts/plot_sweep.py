@@ -7,6 +7,9 @@ beside it when present) and writes PNG and SVG files into OUT_DIR:
   the other axes (e.g. per protocol);
 - step_time_<key>.{png,svg}: steady step time against each other numeric axis;
 - step_time.{png,svg}: a bar per point when no axis is numeric (e.g. protocols only);
+- transfer_breakdown.{png,svg}: where a Recv's wait went, a stacked bar per point of
+  the mean per transfer of control, queueing, wire, copies and other (the
+  `breakdown.*_ns` columns; they sum to the mean latency);
 - breakdown.{png,svg}: where the time went, a stacked bar per point of the busy
   time per step of each kind of resource (NIC send and receive sides, copy
   engines, CPUs; the `busy_per_step.*_ns` columns), when the results carry it.
@@ -162,22 +165,23 @@ def plot_bars(rows, axes, out_dir):
     save(fig, out_dir, "step_time")
 
 
-def plot_breakdown(rows, axes, out_dir):
-    prefix = "busy_per_step."
+def plot_breakdown(rows, axes, out_dir, prefix="busy_per_step.", stem="breakdown",
+                   ylabel="busy time per step, summed over resources (ms)",
+                   title="Where the time went: busy time by kind of resource", scale=1e6):
     parts = [c for c in rows[0].keys() if c.startswith(prefix) and c.endswith("_ns")]
     if not parts:
         return
     fig, ax = bar_axes(len(rows))
     bottom = [0.0] * len(rows)
     for part in parts:
-        heights = [float(r.get(part) or 0) / 1e6 for r in rows]
+        heights = [float(r.get(part) or 0) / scale for r in rows]
         ax.bar(range(len(rows)), heights, bottom=bottom, label=part[len(prefix):-3].replace("_", " "))
         bottom = [b + h for b, h in zip(bottom, heights)]
     label_bars(ax, rows, axes)
-    ax.set_ylabel("busy time per step, summed over resources (ms)")
-    ax.set_title("Where the time went: busy time by kind of resource")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(fontsize="small")
-    save(fig, out_dir, "breakdown")
+    save(fig, out_dir, stem)
 
 
 def main(argv):
@@ -198,6 +202,9 @@ def main(argv):
     if all(k == "category" for k in kinds.values()):
         plot_bars(rows, axes, out_dir)
     plot_breakdown(rows, axes, out_dir)
+    plot_breakdown(rows, axes, out_dir, "breakdown.", "transfer_breakdown",
+                   "mean wait per Recv, steady steps (us)",
+                   "Where a Recv's wait went: control, queueing, wire, copies, other", 1e3)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <set>
 
 #include "core/assert.h"
@@ -56,6 +57,32 @@ void add_step_figures(const json& results, SweepRow& row) {
   const double gbps =
       steady_ns > 0 ? static_cast<double>(bytes) * 8 / static_cast<double>(steady_ns) : 0.0;
   row.cells.emplace_back("bandwidth_gbps", gbps);
+}
+
+// Where a Recv's wait went (the results' per-tensor breakdown), as the mean
+// over the transfers of the steady steps (the steps after the first, or the
+// only one): its parts sum to the mean latency, so they stack.
+void add_mean_breakdown(const json& results, SweepRow& row) {
+  const json steps = results.value("steps", json::array());
+  static constexpr const char* kParts[] = {"control_ns", "queueing_ns", "wire_ns", "copies_ns",
+                                           "other_ns", "control_messages"};
+  std::vector<double> sums(std::size(kParts), 0.0);
+  size_t transfers = 0;
+  for (size_t i = steps.size() > 1 ? 1 : 0; i < steps.size(); ++i) {
+    if (!steps[i].is_object() || !steps[i].contains("per_tensor")) continue;
+    for (const json& t : steps[i]["per_tensor"]) {
+      if (!t.is_object() || !t.contains("breakdown")) continue;
+      ++transfers;
+      for (size_t p = 0; p < std::size(kParts); ++p) {
+        sums[p] += t["breakdown"].value(kParts[p], 0.0);
+      }
+    }
+  }
+  if (transfers == 0) return;
+  for (size_t p = 0; p < std::size(kParts); ++p) {
+    row.cells.emplace_back(std::string("breakdown.") + kParts[p],
+                           sums[p] / static_cast<double>(transfers));
+  }
 }
 
 // Where the time went, per kind of resource: the busy time of every resource of
@@ -117,6 +144,7 @@ SweepRow sweep_row(size_t index, const std::vector<ScenarioOverride>& point,
   for (const ScenarioOverride& o : point) row.cells.emplace_back(o.key, o.value);
   add_step_figures(results, row);
   add_busy_per_kind(results, row);
+  add_mean_breakdown(results, row);
   flatten(results, "", row);
   return row;
 }

@@ -21,7 +21,8 @@ struct SweepRow {
 // median step; first_step_ns; steady_step_ns, the median of the steps after
 // the first; bytes_per_step; bandwidth_gbps, bytes_per_step over
 // steady_step_ns; busy_per_step.<kind>_ns, the busy time of the results'
-// resources of each kind summed, per step), then every number and boolean of the results by its dotted
+// resources of each kind summed, per step; breakdown.<part>, where a Recv's
+// wait went, the mean per transfer of the steady steps), then every number and boolean of the results by its dotted
 // path ("transport.bytes_on_wire", "protocol.control_messages_per_tensor"),
 // leaving out lists and the coverage report.
 SweepRow sweep_row(size_t index, const std::vector<ScenarioOverride>& point,

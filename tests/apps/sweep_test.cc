@@ -76,8 +76,12 @@ TEST(SweepTable, RowsCarryStepFiguresAndEveryCounter) {
   const json results = json::parse(R"({
     "schema_version": 1, "backend": "sim", "passed": true, "end_ns": 900,
     "scenario": {"name": "s"}, "coverage": {"states": {"reached": 1}},
-    "steps": [{"duration_ns": 500, "bytes": 1000}, {"duration_ns": 100, "bytes": 1000},
-              {"duration_ns": 300, "bytes": 1000}],
+    "steps": [{"duration_ns": 500, "bytes": 1000,
+               "per_tensor": [{"breakdown": {"wire_ns": 999, "control_messages": 9}}]},
+              {"duration_ns": 100, "bytes": 1000,
+               "per_tensor": [{"breakdown": {"wire_ns": 60, "control_ns": 40, "control_messages": 1}}]},
+              {"duration_ns": 300, "bytes": 1000,
+               "per_tensor": [{"breakdown": {"wire_ns": 200, "other_ns": 100, "control_messages": 2}}]}],
     "transport": {"bytes_on_wire": 3100, "rdma_reads": 0},
     "resources": [{"name": "node0/nic tx", "kind": "nic send", "busy_ns": 600},
                   {"name": "node1/nic tx", "kind": "nic send", "busy_ns": 300},
@@ -95,6 +99,11 @@ TEST(SweepTable, RowsCarryStepFiguresAndEveryCounter) {
   EXPECT_EQ(cells["backend"], "sim");
   EXPECT_EQ(cells["busy_per_step.nic_send_ns"], 300);  // (600 + 300) / 3 steps
   EXPECT_EQ(cells["busy_per_step.copy_engine_ns"], 30);
+  // The mean per transfer of the steps after the first: (60 + 200) / 2, ...
+  EXPECT_DOUBLE_EQ(cells["breakdown.wire_ns"].get<double>(), 130.0);
+  EXPECT_DOUBLE_EQ(cells["breakdown.control_ns"].get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(cells["breakdown.other_ns"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(cells["breakdown.control_messages"].get<double>(), 1.5);
   EXPECT_FALSE(cells.contains("coverage.states.reached"));
   EXPECT_FALSE(cells.contains("schema_version"));
   const std::string csv = sweep_csv({row, sweep_row(8, {{"k", "a,b"}}, json::object())});
@@ -122,7 +131,8 @@ TEST_F(SweepCli, RunsEveryPointWritesTheTableAndPlotsAndReusesFinishedPoints) {
   EXPECT_GT(table["rows"][2]["steady_step_ns"].get<int64_t>(),
             table["rows"][0]["steady_step_ns"].get<int64_t>());  // 64 KiB takes longer than 1 KiB
   for (const char* plot : {"latency.png", "latency.svg", "bandwidth.png", "bandwidth.svg",
-                           "breakdown.png", "breakdown.svg"}) {
+                           "breakdown.png", "breakdown.svg", "transfer_breakdown.png",
+                           "transfer_breakdown.svg"}) {
     EXPECT_GT(fs::file_size(path("s") / plot), 1000u) << plot;
   }
   r = run(args);
