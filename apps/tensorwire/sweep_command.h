@@ -4,7 +4,8 @@
 // once as there are cores, and writes DIR/sweep.csv and DIR/sweep.json (one row
 // per point, sweep_table.h). Each point leaves DIR/points/pNNNN.{json,log,key};
 // a re-run reuses a point whose key (the scenario's bytes, its flags, the
-// tool's version) is unchanged. `--shard I/N` runs only the points whose index
+// tool's version) is unchanged; the files the scenario includes (profiles,
+// models) are not in the key. `--shard I/N` runs only the points whose index
 // is I modulo N and writes no table: N shards (a Slurm array) sharing DIR
 // fill points/, and a last `sweep` without --shard reuses them all and writes
 // the table.
