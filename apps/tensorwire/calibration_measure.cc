@@ -1,0 +1,143 @@
+#include "apps/tensorwire/calibration_measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/tensorwire/calibration_scenario.h"
+#include "apps/tensorwire/launch_command.h"
+#include "report/results_reader.h"
+
+namespace tensorwire::app {
+namespace {
+
+Status failed(const std::string& message) { return Status(StatusCode::kInternal, message); }
+
+// One launch of `scenario_text` with 2 ranks: the measured wall time of every
+// step, in order; the trace is written to `trace_path` when not empty.
+Result<std::vector<double>> launch_steps(const std::string& name, const std::string& text,
+                                         const CalibrationPlan& plan,
+                                         const std::string& trace_path) {
+  const std::filesystem::path dir(plan.work_dir);
+  const std::string scenario_path = (dir / (name + ".toml")).string();
+  std::ofstream(scenario_path) << text;
+  LaunchArgs args;
+  args.ranks = "2";
+  args.scenario_path = scenario_path;
+  args.json_path = (dir / (name + ".json")).string();
+  args.trace_path = trace_path;
+  args.verbs = plan.verbs;
+  std::ostringstream out;
+  std::ostringstream err;
+  if (int code = launch_command(args, out, err); code != 0) {
+    return failed("calibrate: the run '" + name + "' failed (exit " + std::to_string(code) +
+                  "):\n" + out.str() + err.str());
+  }
+  Result<report::ResultsFile> results = report::read_results_file(args.json_path);
+  if (!results) return results.status();
+  std::vector<double> steps;
+  for (const report::ResultsStep& s : results->steps) {
+    if (!s.measured_ns) return failed("calibrate: " + name + ": a step without a measured time");
+    steps.push_back(static_cast<double>(*s.measured_ns));
+  }
+  return steps;
+}
+
+// Every "register memory" slice of a trace (Chrome trace JSON, microseconds):
+// its bytes (from the detail "N bytes") and duration. Zero-length ones and
+// failed ones are left out: they pin nothing.
+Result<std::vector<TimedSize>> registrations_in_trace(const std::string& path) {
+  std::ifstream in(path);
+  nlohmann::json trace = nlohmann::json::parse(in, nullptr, false);
+  if (trace.is_discarded()) return failed("calibrate: " + path + ": not a JSON trace");
+  const nlohmann::json& events = trace.is_object() ? trace["traceEvents"] : trace;
+  std::vector<TimedSize> out;
+  if (!events.is_array()) return out;
+  for (const nlohmann::json& e : events) {
+    if (!e.is_object() || e.value("name", "") != "register memory" || !e.contains("dur")) continue;
+    const std::string detail = e.contains("args") ? e["args"].value("detail", "") : "";
+    if (detail.find("failed") != std::string::npos) continue;
+    const uint64_t bytes = std::strtoull(detail.c_str(), nullptr, 10);
+    if (bytes == 0 || !e["dur"].is_number()) continue;
+    out.push_back({bytes, e["dur"].get<double>() * 1000});
+  }
+  return out;
+}
+
+// One core's memcpy rate: the median of a few copies of a buffer larger than
+// the caches, first touched so that page faults stay out of it.
+double measure_host_memcpy_bytes_per_s() {
+  constexpr size_t kBytes = 32u << 20;
+  std::vector<char> a(kBytes, 1);
+  std::vector<char> b(kBytes, 2);
+  std::vector<double> rates;
+  for (int i = 0; i < 5; ++i) {
+    const auto began = std::chrono::steady_clock::now();
+    std::memcpy(b.data(), a.data(), kBytes);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+    a[static_cast<size_t>(i)] = b[kBytes - 1 - static_cast<size_t>(i)];  // keep the copy live
+    if (took.count() > 0) rates.push_back(static_cast<double>(kBytes) / took.count());
+  }
+  return median_of(rates);
+}
+
+Result<double> steady_of_run(const std::string& name, const std::string& text,
+                             const CalibrationPlan& plan, const std::string& trace_path,
+                             std::ostream& log) {
+  Result<std::vector<double>> steps = launch_steps(name, text, plan, trace_path);
+  if (!steps) return steps.status();
+  Result<double> steady = steady_step_ns(*steps, name);
+  if (steady) log << "calibrate: " << name << ": " << *steady / 1000 << " us a step\n" << std::flush;
+  return steady;
+}
+
+Status measure_ping_pong(const CalibrationPlan& plan, CalibrationMeasurements& m,
+                         std::ostream& log) {
+  for (uint64_t bytes : plan.sizes) {
+    const std::string name = "pingpong_" + std::to_string(bytes);
+    const std::string trace = (std::filesystem::path(plan.work_dir) / (name + ".trace.json")).string();
+    Result<double> steady =
+        steady_of_run(name, tensors_scenario_text(name, 1, bytes, plan.steps), plan, trace, log);
+    if (!steady) return steady.status();
+    m.ping_pong.push_back({bytes, *steady});
+    Result<std::vector<TimedSize>> regs = registrations_in_trace(trace);
+    if (!regs) return regs.status();
+    m.registrations.insert(m.registrations.end(), regs->begin(), regs->end());
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<CalibrationMeasurements> measure_on_verbs(const CalibrationPlan& plan, std::ostream& log) {
+  CalibrationMeasurements m;
+  m.steps_per_run = plan.steps;
+  if (Status st = measure_ping_pong(plan, m, log); !st.is_ok()) return st;
+  m.many_count = plan.many_count;
+  m.tiny_bytes = plan.tiny_bytes;
+  Result<double> one = steady_of_run(
+      "tiny_one", tensors_scenario_text("tiny_one", 1, plan.tiny_bytes, plan.steps), plan, "", log);
+  if (!one) return one.status();
+  Result<double> many = steady_of_run(
+      "tiny_many", tensors_scenario_text("tiny_many", plan.many_count, plan.tiny_bytes, plan.steps),
+      plan, "", log);
+  if (!many) return many.status();
+  m.tiny_one_ns = *one;
+  m.tiny_many_ns = *many;
+  m.stream_count = plan.stream_count;
+  m.stream_bytes = plan.stream_bytes != 0 ? plan.stream_bytes : plan.sizes.back();
+  Result<double> stream = steady_of_run(
+      "stream", tensors_scenario_text("stream", m.stream_count, m.stream_bytes, plan.steps), plan,
+      "", log);
+  if (!stream) return stream.status();
+  m.stream_ns = *stream;
+  m.host_memcpy_bytes_per_s = measure_host_memcpy_bytes_per_s();
+  return m;
+}
+
+}  // namespace tensorwire::app
