@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace tensorwire::app {
 namespace {
@@ -107,14 +108,20 @@ Result<PingPongFit> fit_ping_pong(std::span<const TimedSize> points) {
 
 Result<RegistrationFit> fit_registration(std::span<const TimedSize> samples) {
   const std::string what = "registration";
-  std::vector<double> x;
-  std::vector<double> y;
+  // The median of each size's calls: on a busy machine one call in several
+  // is descheduled for milliseconds, and a mean would follow those.
+  std::map<uint64_t, std::vector<double>> by_size;
   for (size_t i = 0; i < samples.size(); ++i) {
     if (!std::isfinite(samples[i].ns) || samples[i].ns < 0) {
       return bad(point_name(what, i, samples[i].bytes) + ": time must be finite and >= 0");
     }
-    x.push_back(pages_of(samples[i].bytes));
-    y.push_back(samples[i].ns);
+    by_size[samples[i].bytes].push_back(samples[i].ns);
+  }
+  std::vector<double> x;
+  std::vector<double> y;
+  for (const auto& [bytes, times] : by_size) {
+    x.push_back(pages_of(bytes));
+    y.push_back(median_of(times));
   }
   Result<LineFit> line = fit_line(x, y, what);
   if (!line) return line.status();
@@ -134,7 +141,7 @@ Result<RegistrationFit> fit_registration(std::span<const TimedSize> samples) {
     base = 0;
     per_page = sxy / sxx;
   }
-  RegistrationFit fit{base, per_page, {}, 0, samples.size()};
+  RegistrationFit fit{base, per_page, {}, 0, samples.size(), x.size()};
   fill_residuals(x, y, base, per_page, fit.residuals_ns, fit.rms_residual_ns);
   return fit;
 }
@@ -175,7 +182,7 @@ Result<LinkFit> fit_link_to_simulator(std::span<const double> measured_ns,
     b2 += w * k_b * target;
   }
   const double det = a11 * a22 - a12 * a12;
-  if (!(std::fabs(det) > 1e-12 * std::max(1.0, a11 * a22))) {
+  if (!(a11 > 0) || !(a22 > 0) || !(det > 1e-9 * a11 * a22)) {
     return bad("simulator fit: the simulated step does not respond to latency and bandwidth "
                "independently over these sizes (singular system); use sizes further apart");
   }

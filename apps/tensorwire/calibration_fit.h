@@ -64,16 +64,17 @@ Result<PingPongFit> fit_ping_pong(std::span<const TimedSize> points);
 struct RegistrationFit {
   double base_ns = 0;
   double per_page_ns = 0;
-  std::vector<double> residuals_ns;
+  std::vector<double> residuals_ns;  // per size, of its median
   double rms_residual_ns = 0;
   size_t samples = 0;
+  size_t sizes = 0;  // distinct sizes: the points fitted
 };
 
-// Fits the registration model to single registrations (ibv_reg_mr calls).
-// Both parameters are kept non-negative: a negative slope (noise over a
+// Fits the registration model to single registrations (ibv_reg_mr calls),
+// each size's calls reduced to their median first. Both parameters are kept non-negative: a negative slope (noise over a
 // narrow range of sizes) becomes 0 with the mean as base; a negative base
-// becomes 0 with the slope through the origin. At least 2 samples with 2
-// distinct page counts; every time finite and non-negative.
+// becomes 0 with the slope through the origin. At least 2 distinct page
+// counts; every time finite and non-negative.
 Result<RegistrationFit> fit_registration(std::span<const TimedSize> samples);
 
 // The simulator's ping-pong step times, one per size, under one setting of

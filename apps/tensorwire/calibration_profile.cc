@@ -13,6 +13,12 @@ std::string number(double v, int digits = 4) {
   return buf;
 }
 
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
 // Whole nanoseconds: the loader reads durations as integer ns.
 std::string duration_value(double ns) {
   return "\"" + std::to_string(static_cast<long long>(std::llround(std::max(0.0, ns)))) + "ns\"";
@@ -22,9 +28,9 @@ std::string bandwidth_value(double bytes_per_s) {
   return "\"" + number(bytes_per_s / 1e6, 10) + "MB/s\"";
 }
 
-std::string us(double ns) { return number(ns / 1000) + " us"; }
+std::string us(double ns) { return fixed(ns / 1000, 1) + " us"; }
 
-std::string mb_per_s(double bytes_per_s) { return number(bytes_per_s / 1e6) + " MB/s"; }
+std::string mb_per_s(double bytes_per_s) { return fixed(bytes_per_s / 1e6, 2) + " MB/s"; }
 
 void write_ping_pong(std::ostream& o, const CalibrationResult& r) {
   const CalibrationMeasurements& m = r.measured;
@@ -62,8 +68,10 @@ void write_other_measurements(std::ostream& o, const CalibrationResult& r) {
     << "#   small tensors is predicted too fast (a blind spot; see apps/tensorwire/README.md).\n";
   if (r.registration) {
     o << "# Registration: " << r.registration->samples
-      << " ibv_reg_mr calls timed in the ranks' traces,\n"
-      << "#   model: register_ns = base + per_page * ceil(bytes / 4096), rms residual "
+      << " ibv_reg_mr calls timed in the ranks' traces, " << r.registration->sizes
+      << " sizes,\n"
+      << "#   model: register_ns = base + per_page * ceil(bytes / 4096) over each size's\n"
+      << "#   median call, rms residual "
       << us(r.registration->rms_residual_ns) << ".\n";
   } else {
     o << "# Registration: not fitted (" << r.registration_note

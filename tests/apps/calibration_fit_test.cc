@@ -86,6 +86,19 @@ TEST(CalibrationFit, RegistrationRecoversBaseAndPerPageFromNoisyCalls) {
   EXPECT_EQ(fit->samples, samples.size());
 }
 
+TEST(CalibrationFit, RegistrationIgnoresOneDescheduledCallPerSize) {
+  std::vector<TimedSize> samples;
+  for (uint64_t pages : {1, 4, 16, 64, 256}) {
+    for (int k = 0; k < 3; ++k) samples.push_back({pages * 4096, 20e3 + 100.0 * pages});
+    samples.push_back({pages * 4096, 5e6});  // a call the VM descheduled
+  }
+  Result<RegistrationFit> fit = fit_registration(samples);
+  ASSERT_TRUE(fit.is_ok()) << fit.status().message();
+  EXPECT_NEAR(fit->base_ns, 20e3, 1);
+  EXPECT_NEAR(fit->per_page_ns, 100, 0.01);
+  EXPECT_EQ(fit->sizes, 5u);
+}
+
 TEST(CalibrationFit, RegistrationKeepsBothParametersNonNegative) {
   // Larger registrations slightly faster: noise, not a negative page cost.
   std::vector<TimedSize> samples = {{4096, 40e3}, {8192, 39e3}, {16384, 38e3}};
@@ -149,7 +162,7 @@ TEST(CalibrationProfile, AnIncludedProfileGivesTheScenarioTheFittedValues) {
   r.measured.host_memcpy_bytes_per_s = 2.5e9;
   r.ping_pong = {190e3, 88e6, {1, -2, 1}, 1.4};
   r.link = {47321.4, 91.234567e6};
-  r.registration = RegistrationFit{31234.6, 250.4, {}, 10, 12};
+  r.registration = RegistrationFit{31234.6, 250.4, {}, 10, 12, 3};
   std::string pattern = (std::filesystem::temp_directory_path() / "tw_profile_XXXXXX").string();
   ASSERT_NE(mkdtemp(pattern.data()), nullptr);
   const std::filesystem::path dir(pattern);
