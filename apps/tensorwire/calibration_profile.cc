@@ -41,9 +41,10 @@ void write_ping_pong(std::ostream& o, const CalibrationResult& r) {
     << "#     fixed " << us(r.ping_pong.fixed_ns) << ", bandwidth "
     << mb_per_s(r.ping_pong.bandwidth_bytes_per_s) << ", rms residual "
     << us(r.ping_pong.rms_residual_ns) << "\n"
-    << "#   model B (simulator): the simulator's own ping-pong step, affine in nic_latency\n"
-    << "#     and 1/nic_bandwidth, fitted by least squares to the same medians (the keys\n"
-    << "#     below); the simulator then predicts the steps in the last column.\n"
+    << "#   model B (simulator): the simulator's own step of each run, affine in nic_latency\n"
+    << "#     and 1/nic_bandwidth, fitted by least squares of relative residuals to these\n"
+    << "#     medians and the streaming step below (the keys below); the simulator then\n"
+    << "#     predicts the steps in the last column.\n"
     << "#   bytes        measured     line residual   simulated\n";
   for (size_t i = 0; i < m.ping_pong.size(); ++i) {
     char row[160];
@@ -51,7 +52,7 @@ void write_ping_pong(std::ostream& o, const CalibrationResult& r) {
                   static_cast<unsigned long long>(m.ping_pong[i].bytes),
                   us(m.ping_pong[i].ns).c_str(),
                   i < r.ping_pong.residuals_ns.size() ? us(r.ping_pong.residuals_ns[i]).c_str() : "",
-                  i < r.simulated_ping_pong_ns.size() ? us(r.simulated_ping_pong_ns[i]).c_str() : "");
+                  i < r.simulated_ns.size() ? us(r.simulated_ns[i]).c_str() : "");
     o << row;
   }
 }
@@ -60,7 +61,8 @@ void write_other_measurements(std::ostream& o, const CalibrationResult& r) {
   const CalibrationMeasurements& m = r.measured;
   o << "# Streaming: " << m.stream_count << " tensors of " << m.stream_bytes
     << " bytes at once: " << us(m.stream_ns) << " a step, "
-    << mb_per_s(stream_bandwidth_bytes_per_s(m)) << " (a cross-check of nic_bandwidth).\n"
+    << mb_per_s(stream_bandwidth_bytes_per_s(m)) << "; simulated "
+    << (r.simulated_ns.size() > m.ping_pong.size() ? us(r.simulated_ns.back()) : "-") << ".\n"
     << "# Per-message software overhead: " << m.many_count << " tensors of " << m.tiny_bytes
     << " bytes in one step took " << us(m.tiny_many_ns) << ", one took " << us(m.tiny_one_ns)
     << ":\n#   " << us(per_message_overhead_ns(m))

@@ -39,7 +39,8 @@ struct CalibrationResult {
   CalibrationMeasurements measured;
   PingPongFit ping_pong;
   LinkFit link;
-  std::vector<double> simulated_ping_pong_ns;  // the simulator with `link`, per size
+  // The simulator with `link`: each ping-pong size, then the streaming step.
+  std::vector<double> simulated_ns;
   std::optional<RegistrationFit> registration;
   std::string registration_note;  // why there is none, when there is none
 };

@@ -11,6 +11,13 @@
 
 namespace tensorwire::app {
 
+// One generated measurement: `count` tensors of `bytes` bytes a step.
+struct CalibrationRun {
+  std::string name;
+  uint32_t count = 1;
+  uint64_t bytes = 0;
+};
+
 // A 2-rank scenario of the tensors workload (its default protocol): `count` tensors of `bytes` bytes
 // from rank 0's to rank 1's host memory, Send and Recv called together, for
 // `steps` steps. The simulator's probes load the same text.
