@@ -24,6 +24,7 @@ namespace {
 // Ping-pong sizes beyond this would take minutes per step on soft-RoCE.
 constexpr uint64_t kMaxSizeBytes = 256ull << 20;
 constexpr uint32_t kMaxSteps = 1000;
+constexpr uint32_t kMaxRounds = 100;
 
 Status bad_flag(const std::string& message) {
   return Status(StatusCode::kInvalidArgument, message);
@@ -53,15 +54,17 @@ Result<std::vector<uint64_t>> parse_sizes(const std::string& text) {
   return sizes;
 }
 
-Result<uint32_t> parse_steps(const std::string& text) {
-  uint32_t steps = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), steps);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || steps < 3 ||
-      steps > kMaxSteps) {
-    return bad_flag("--steps must be a whole number from 3 to " + std::to_string(kMaxSteps) +
-                    " (the first step of each run is left out), not '" + text + "'");
+// A whole number in [low, high] for `flag`; `why` ends the error.
+Result<uint32_t> parse_count(const std::string& text, const char* flag, uint32_t low,
+                             uint32_t high, const std::string& why) {
+  uint32_t n = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || n < low ||
+      n > high) {
+    return bad_flag(std::string(flag) + " must be a whole number from " + std::to_string(low) +
+                    " to " + std::to_string(high) + why + ", not '" + text + "'");
   }
-  return steps;
+  return n;
 }
 
 std::string utc_now() {
@@ -167,6 +170,9 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args) {
       ->type_name("S1,S2,...");
   c->add_option("--steps", args.steps, "Steps per run (3 to 1000; the first is left out)")
       ->type_name("N");
+  c->add_option("--rounds", args.rounds,
+                "Runs of every measurement, interleaved (1 to 100; medians over all)")
+      ->type_name("N");
   c->add_option("--work-dir", args.work_dir,
                 "Keep the generated scenarios, results and traces here (default: a temporary "
                 "folder, removed)")
@@ -188,8 +194,11 @@ int calibrate_command(const CalibrateArgs& args, std::ostream& out, std::ostream
   }
   Result<std::vector<uint64_t>> sizes = parse_sizes(args.sizes);
   if (!sizes) return fail(sizes.status(), kExitBadInput);
-  Result<uint32_t> steps = parse_steps(args.steps);
+  Result<uint32_t> steps =
+      parse_count(args.steps, "--steps", 3, kMaxSteps, " (the first step of each run is left out)");
   if (!steps) return fail(steps.status(), kExitBadInput);
+  Result<uint32_t> rounds = parse_count(args.rounds, "--rounds", 1, kMaxRounds, "");
+  if (!rounds) return fail(rounds.status(), kExitBadInput);
   if (!verbs_backend_available()) {
     return fail(bad_flag("calibrate runs ranks on the verbs backend, and this tensorwire was "
                          "built without it (no libibverbs/librdmacm)"),
@@ -199,7 +208,12 @@ int calibrate_command(const CalibrateArgs& args, std::ostream& out, std::ostream
   if (!profile) return fail(profile.status(), kExitBadInput);
   Result<std::string> dir = make_work_dir(args.work_dir);
   if (!dir) return fail(dir.status(), kExitBadInput);
-  CalibrationPlan plan{*sizes, *steps, 32, 64, 4, 0, *dir, args.verbs};
+  CalibrationPlan plan;
+  plan.sizes = *sizes;
+  plan.steps = *steps;
+  plan.rounds = *rounds;
+  plan.work_dir = *dir;
+  plan.verbs = args.verbs;
   Result<CalibrationMeasurements> measured = measure_on_verbs(plan, out);
   if (args.work_dir.empty()) std::filesystem::remove_all(*dir);
   if (!measured) return fail(measured.status(), kExitCheckFailed);

@@ -1,5 +1,5 @@
 // `tensorwire calibrate --backend verbs --device DEV [--out PROFILE.toml]
-// [--sizes S1,S2,...] [--steps N] [--work-dir DIR]`: measures the real
+// [--sizes S1,S2,...] [--steps N] [--rounds N] [--work-dir DIR]`: measures the real
 // backend (calibration_measure.h), fits the simulator's [cluster] parameters
 // to it (calibration_fit.h, calibration_simulator.h) and writes a profile
 // that scenarios include (calibration_profile.h).
@@ -19,6 +19,7 @@ struct CalibrateArgs {
   std::string out_path = "calibrated_profile.toml";
   std::string sizes = "1KiB,16KiB,256KiB,1MiB,4MiB";
   std::string steps = "7";
+  std::string rounds = "3";
   std::string work_dir;  // empty: a temporary folder, removed afterwards
   VerbsArgs verbs;       // without rank/world/coordinator
 };

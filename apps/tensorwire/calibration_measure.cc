@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -86,56 +87,72 @@ double measure_host_memcpy_bytes_per_s() {
   return median_of(rates);
 }
 
-Result<double> steady_of_run(const std::string& name, const std::string& text,
-                             const CalibrationPlan& plan, const std::string& trace_path,
-                             std::ostream& log) {
-  Result<std::vector<double>> steps = launch_steps(name, text, plan, trace_path);
-  if (!steps) return steps.status();
-  Result<double> steady = steady_step_ns(*steps, name);
-  if (steady) log << "calibrate: " << name << ": " << *steady / 1000 << " us a step\n" << std::flush;
-  return steady;
+// Every run of one round, in the order a round runs them.
+std::vector<CalibrationRun> round_runs(const CalibrationPlan& plan) {
+  std::vector<CalibrationRun> runs;
+  for (uint64_t bytes : plan.sizes) runs.push_back({"pingpong_" + std::to_string(bytes), 1, bytes});
+  runs.push_back({"tiny_one", 1, plan.tiny_bytes});
+  runs.push_back({"tiny_many", plan.many_count, plan.tiny_bytes});
+  runs.push_back({"stream", plan.stream_count,
+                  plan.stream_bytes != 0 ? plan.stream_bytes : plan.sizes.back()});
+  return runs;
 }
 
-Status measure_ping_pong(const CalibrationPlan& plan, CalibrationMeasurements& m,
-                         std::ostream& log) {
-  for (uint64_t bytes : plan.sizes) {
-    const std::string name = "pingpong_" + std::to_string(bytes);
-    const std::string trace = (std::filesystem::path(plan.work_dir) / (name + ".trace.json")).string();
-    Result<double> steady =
-        steady_of_run(name, tensors_scenario_text(name, 1, bytes, plan.steps), plan, trace, log);
-    if (!steady) return steady.status();
-    m.ping_pong.push_back({bytes, *steady});
-    Result<std::vector<TimedSize>> regs = registrations_in_trace(trace);
-    if (!regs) return regs.status();
-    m.registrations.insert(m.registrations.end(), regs->begin(), regs->end());
+// Every steady step (steps 1..) of every run, by run name, over all rounds;
+// the ping-pong runs' registrations into `registrations`.
+Result<std::map<std::string, std::vector<double>>> run_rounds(
+    const CalibrationPlan& plan, std::vector<TimedSize>& registrations, std::ostream& log) {
+  std::map<std::string, std::vector<double>> steady;
+  for (uint32_t round = 1; round <= plan.rounds; ++round) {
+    for (const CalibrationRun& run : round_runs(plan)) {
+      const bool traced = run.name.starts_with("pingpong_");
+      const std::string trace =
+          traced ? (std::filesystem::path(plan.work_dir) /
+                    (run.name + ".round" + std::to_string(round) + ".trace.json"))
+                       .string()
+                 : "";
+      Result<std::vector<double>> steps = launch_steps(
+          run.name, tensors_scenario_text(run.name, run.count, run.bytes, plan.steps), plan, trace);
+      if (!steps) return steps.status();
+      steady[run.name].insert(steady[run.name].end(), steps->begin() + 1, steps->end());
+      log << "calibrate: round " << round << "/" << plan.rounds << ": " << run.name << ": "
+          << median_of(std::vector<double>(steps->begin() + 1, steps->end())) / 1000
+          << " us a step\n"
+          << std::flush;
+      if (!traced) continue;
+      Result<std::vector<TimedSize>> regs = registrations_in_trace(trace);
+      if (!regs) return regs.status();
+      registrations.insert(registrations.end(), regs->begin(), regs->end());
+    }
   }
-  return Status();
+  return steady;
 }
 
 }  // namespace
 
 Result<CalibrationMeasurements> measure_on_verbs(const CalibrationPlan& plan, std::ostream& log) {
+  if (plan.steps < 2 || plan.rounds < 1 || plan.sizes.empty()) {
+    return failed("calibrate: a plan needs sizes, 2 steps or more and a round");
+  }
   CalibrationMeasurements m;
   m.steps_per_run = plan.steps;
-  if (Status st = measure_ping_pong(plan, m, log); !st.is_ok()) return st;
+  m.rounds = plan.rounds;
+  Result<std::map<std::string, std::vector<double>>> steady =
+      run_rounds(plan, m.registrations, log);
+  if (!steady) return steady.status();
+  const auto median_of_run = [&steady](const std::string& name) {
+    return median_of((*steady)[name]);
+  };
+  for (uint64_t bytes : plan.sizes) {
+    m.ping_pong.push_back({bytes, median_of_run("pingpong_" + std::to_string(bytes))});
+  }
   m.many_count = plan.many_count;
   m.tiny_bytes = plan.tiny_bytes;
-  Result<double> one = steady_of_run(
-      "tiny_one", tensors_scenario_text("tiny_one", 1, plan.tiny_bytes, plan.steps), plan, "", log);
-  if (!one) return one.status();
-  Result<double> many = steady_of_run(
-      "tiny_many", tensors_scenario_text("tiny_many", plan.many_count, plan.tiny_bytes, plan.steps),
-      plan, "", log);
-  if (!many) return many.status();
-  m.tiny_one_ns = *one;
-  m.tiny_many_ns = *many;
+  m.tiny_one_ns = median_of_run("tiny_one");
+  m.tiny_many_ns = median_of_run("tiny_many");
   m.stream_count = plan.stream_count;
   m.stream_bytes = plan.stream_bytes != 0 ? plan.stream_bytes : plan.sizes.back();
-  Result<double> stream = steady_of_run(
-      "stream", tensors_scenario_text("stream", m.stream_count, m.stream_bytes, plan.steps), plan,
-      "", log);
-  if (!stream) return stream.status();
-  m.stream_ns = *stream;
+  m.stream_ns = median_of_run("stream");
   m.host_memcpy_bytes_per_s = measure_host_memcpy_bytes_per_s();
   return m;
 }

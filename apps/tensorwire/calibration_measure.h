@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "apps/tensorwire/calibration_profile.h"
+#include "apps/tensorwire/calibration_scenario.h"
 #include "apps/tensorwire/run_command.h"
 #include "core/status.h"
 
@@ -26,6 +27,11 @@ namespace tensorwire::app {
 struct CalibrationPlan {
   std::vector<uint64_t> sizes;   // ping-pong sizes, strictly increasing
   uint32_t steps = 0;            // per run; the first is left out of medians
+  // Every run is repeated this many times, the rounds interleaved (all runs
+  // once, then again), so that a burst of load on a shared machine spreads
+  // over every measurement instead of spoiling one; the medians are over all
+  // rounds' steady steps.
+  uint32_t rounds = 1;
   uint32_t many_count = 32;      // tiny tensors in the overhead step
   uint64_t tiny_bytes = 64;
   uint32_t stream_count = 4;     // big tensors in the streaming step

@@ -35,7 +35,8 @@ std::string mb_per_s(double bytes_per_s) { return fixed(bytes_per_s / 1e6, 2) + 
 void write_ping_pong(std::ostream& o, const CalibrationResult& r) {
   const CalibrationMeasurements& m = r.measured;
   o << "# Ping-pong (one tensor rank 0 -> 1 per step, the tensors workload's default\n#   protocol, host memory):\n"
-    << "# median steady step of " << m.steps_per_run << " steps (the first left out) per size.\n"
+    << "# median steady step per size over " << m.rounds << " interleaved runs of "
+    << m.steps_per_run << " steps (the first of each left out).\n"
     << "#   model A (line):      step_ns(bytes) = fixed_ns + bytes / bandwidth\n"
     << "#     (least squares of relative residuals: every size weighs alike)\n"
     << "#     fixed " << us(r.ping_pong.fixed_ns) << ", bandwidth "

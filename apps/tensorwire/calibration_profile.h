@@ -19,6 +19,7 @@ struct CalibrationMeasurements {
   std::vector<TimedSize> ping_pong;          // steady step time per size
   std::vector<TimedSize> registrations;      // single ibv_reg_mr calls (from the trace)
   uint32_t steps_per_run = 0;                // of which the first is left out
+  uint32_t rounds = 0;                       // runs of each measurement, interleaved
   // Per-message software overhead: one step of `many_count` tiny tensors
   // against one step of a single one, both `tiny_bytes` each.
   uint32_t many_count = 0;

@@ -48,6 +48,12 @@ TEST_F(CalibrateCli, TooFewStepsAreRefusedNamingTheFlag) {
   EXPECT_TRUE(contains(r.err, "--steps must be a whole number from 3")) << r.err;
 }
 
+TEST_F(CalibrateCli, ZeroRoundsAreRefusedNamingTheFlag) {
+  CliRun r = run("calibrate --backend verbs --rounds 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--rounds must be a whole number from 1 to 100")) << r.err;
+}
+
 TEST_F(CalibrateCli, AnEmptyOutputPathIsRefusedNamingTheFlag) {
   CliRun r = run("calibrate --backend verbs --out ''");
   EXPECT_EQ(r.exit_code, 2);
