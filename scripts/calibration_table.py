@@ -3,7 +3,7 @@
 
     scripts/calibration_table.py --profile scenarios/profiles/rxe_vm.toml [--runs 3]
         [--tensorwire build/apps/tensorwire/tensorwire] [--device rxe0] [--out TABLE.md]
-        [SCENARIO ...]
+        [--set KEY=VALUE ...] [SCENARIO ...]
 
 For each scenario (default: quickstart, meta_data_change and the 2-rank broadcast the verbs
 suite launches, none of them used by `tensorwire calibrate`):
@@ -14,6 +14,8 @@ suite launches, none of them used by `tensorwire calibrate`):
 The step time of one run is the median of its steps after the first (the first pays the
 one-time costs: registration, meta-data exchange), or its only step (a broadcast: the time
 until every destination holds every byte); the measured figure is the median over the runs.
+`--set KEY=VALUE` (repeatable) changes every scenario on both sides, e.g. `--set
+'workload.tensor[*].order=same_time' --set workload.compute=0ns` to take the timers out.
 Error = (predicted - measured) / measured. Needs an RDMA device: run it under
 scripts/with_rdma.sh. Exits 1 when a run fails, 2 on bad arguments.
 """
@@ -77,7 +79,7 @@ def nodes_of(scenario):
         return int(tomllib.load(f).get("cluster", {}).get("nodes", 2))
 
 
-def measure(args, scenario, overrides, work):
+def measure(args, scenario, overrides, scenario_sets, work):
     sim_json = os.path.join(work, "sim.json")
     run([args.tensorwire, "run", scenario, "--json", sim_json] + overrides)
     with open(sim_json) as f:
@@ -86,7 +88,7 @@ def measure(args, scenario, overrides, work):
     for i in range(args.runs):
         verbs_json = os.path.join(work, "verbs-%d.json" % i)
         run([args.tensorwire, "launch", "-n", str(nodes_of(scenario)), scenario, "--gpu-as-host",
-             "--device", args.device, "--json", verbs_json])
+             "--device", args.device, "--json", verbs_json] + scenario_sets)
         with open(verbs_json) as f:
             measured.append(step_time_ns(json.load(f), measured=True))
     return predicted, measured
@@ -99,17 +101,21 @@ def main():
     p.add_argument("--tensorwire", default=os.path.join(ROOT, "build/apps/tensorwire/tensorwire"))
     p.add_argument("--device", default=os.environ.get("TENSORWIRE_RDMA_DEVICE", "rxe0"))
     p.add_argument("--out", help="also write the table (Markdown) here")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a scenario override for both sides (after the profile's keys)")
     p.add_argument("scenarios", nargs="*")
     args = p.parse_args()
     if args.runs < 1:
         p.error("--runs must be at least 1")
     overrides = profile_overrides(args.profile)
+    scenario_sets = [x for kv in args.set for x in ("--set", kv)]
     scenarios = args.scenarios or [os.path.join(ROOT, s) for s in DEFAULT_SCENARIOS]
     rows = ["| scenario | predicted (ms) | measured (ms), median of runs | runs (ms) | error |",
             "| --- | ---: | ---: | --- | ---: |"]
     with tempfile.TemporaryDirectory() as work:
         for scenario in scenarios:
-            predicted, measured = measure(args, scenario, overrides, work)
+            predicted, measured = measure(args, scenario, overrides + scenario_sets,
+                                          scenario_sets, work)
             median = statistics.median(measured)
             rows.append("| %s | %.3f | %.3f | %s | %+.0f%% |" % (
                 os.path.basename(scenario), predicted / 1e6, median / 1e6,

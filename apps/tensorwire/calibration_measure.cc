@@ -19,9 +19,17 @@ namespace {
 
 Status failed(const std::string& message) { return Status(StatusCode::kInternal, message); }
 
-// One launch of `scenario_text` with 2 ranks: the measured wall time of every
-// step, in order; the trace is written to `trace_path` when not empty.
-Result<std::vector<double>> launch_steps(const std::string& name, const std::string& text,
+// What one launch measured, per step in order: the step's wall time, and
+// the longest Recv's (call to done: the transfer itself, without the phase
+// barrier and the waits around it).
+struct LaunchedSteps {
+  std::vector<double> step_ns;
+  std::vector<double> recv_ns;
+};
+
+// One launch of `scenario_text` with 2 ranks; the trace is written to
+// `trace_path` when not empty.
+Result<LaunchedSteps> launch_steps(const std::string& name, const std::string& text,
                                          const CalibrationPlan& plan,
                                          const std::string& trace_path) {
   const std::filesystem::path dir(plan.work_dir);
@@ -41,10 +49,15 @@ Result<std::vector<double>> launch_steps(const std::string& name, const std::str
   }
   Result<report::ResultsFile> results = report::read_results_file(args.json_path);
   if (!results) return results.status();
-  std::vector<double> steps;
+  LaunchedSteps steps;
   for (const report::ResultsStep& s : results->steps) {
     if (!s.measured_ns) return failed("calibrate: " + name + ": a step without a measured time");
-    steps.push_back(static_cast<double>(*s.measured_ns));
+    steps.step_ns.push_back(static_cast<double>(*s.measured_ns));
+    double longest = 0;
+    for (const report::ResultsTensor& t : s.tensors) {
+      if (t.measured_ns) longest = std::max(longest, static_cast<double>(*t.measured_ns));
+    }
+    steps.recv_ns.push_back(longest);
   }
   return steps;
 }
@@ -98,8 +111,9 @@ std::vector<CalibrationRun> round_runs(const CalibrationPlan& plan) {
   return runs;
 }
 
-// Every steady step (steps 1..) of every run, by run name, over all rounds;
-// the ping-pong runs' registrations into `registrations`.
+// Every steady step (steps 1..) of every run, by run name, over all rounds,
+// and its longest Recv under "NAME/recv"; the ping-pong runs' registrations
+// into `registrations`.
 Result<std::map<std::string, std::vector<double>>> run_rounds(
     const CalibrationPlan& plan, std::vector<TimedSize>& registrations, std::ostream& log) {
   std::map<std::string, std::vector<double>> steady;
@@ -111,13 +125,15 @@ Result<std::map<std::string, std::vector<double>>> run_rounds(
                     (run.name + ".round" + std::to_string(round) + ".trace.json"))
                        .string()
                  : "";
-      Result<std::vector<double>> steps = launch_steps(
+      Result<LaunchedSteps> steps = launch_steps(
           run.name, tensors_scenario_text(run.name, run.count, run.bytes, plan.steps), plan, trace);
       if (!steps) return steps.status();
-      steady[run.name].insert(steady[run.name].end(), steps->begin() + 1, steps->end());
+      const std::vector<double> these(steps->step_ns.begin() + 1, steps->step_ns.end());
+      steady[run.name].insert(steady[run.name].end(), these.begin(), these.end());
+      steady[run.name + "/recv"].insert(steady[run.name + "/recv"].end(),
+                                        steps->recv_ns.begin() + 1, steps->recv_ns.end());
       log << "calibrate: round " << round << "/" << plan.rounds << ": " << run.name << ": "
-          << median_of(std::vector<double>(steps->begin() + 1, steps->end())) / 1000
-          << " us a step\n"
+          << median_of(these) / 1000 << " us a step\n"
           << std::flush;
       if (!traced) continue;
       Result<std::vector<TimedSize>> regs = registrations_in_trace(trace);
@@ -145,6 +161,7 @@ Result<CalibrationMeasurements> measure_on_verbs(const CalibrationPlan& plan, st
   };
   for (uint64_t bytes : plan.sizes) {
     m.ping_pong.push_back({bytes, median_of_run("pingpong_" + std::to_string(bytes))});
+    m.ping_pong_recv_ns.push_back(median_of_run("pingpong_" + std::to_string(bytes) + "/recv"));
   }
   m.many_count = plan.many_count;
   m.tiny_bytes = plan.tiny_bytes;

@@ -46,12 +46,16 @@ void write_ping_pong(std::ostream& o, const CalibrationResult& r) {
     << "#     and 1/nic_bandwidth, fitted by least squares of relative residuals to these\n"
     << "#     medians and the streaming step below (the keys below); the simulator then\n"
     << "#     predicts the steps in the last column.\n"
-    << "#   bytes        measured     line residual   simulated\n";
+    << "#   recv: the step's Recv alone (call to done); the rest of the measured step is the\n"
+    << "#     phase barrier and the rank's waits, which the simulator does not have: the fit\n"
+    << "#     puts them in nic_latency (see apps/tensorwire/README.md, blind spots).\n"
+    << "#   bytes        measured     recv         line residual   simulated\n";
   for (size_t i = 0; i < m.ping_pong.size(); ++i) {
-    char row[160];
-    std::snprintf(row, sizeof row, "#   %-12llu %-12s %-15s %s\n",
+    char row[200];
+    std::snprintf(row, sizeof row, "#   %-12llu %-12s %-12s %-15s %s\n",
                   static_cast<unsigned long long>(m.ping_pong[i].bytes),
                   us(m.ping_pong[i].ns).c_str(),
+                  i < m.ping_pong_recv_ns.size() ? us(m.ping_pong_recv_ns[i]).c_str() : "",
                   i < r.ping_pong.residuals_ns.size() ? us(r.ping_pong.residuals_ns[i]).c_str() : "",
                   i < r.simulated_ns.size() ? us(r.simulated_ns[i]).c_str() : "");
     o << row;

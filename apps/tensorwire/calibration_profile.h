@@ -17,6 +17,9 @@ namespace tensorwire::app {
 // Everything measured on the real backend, as medians.
 struct CalibrationMeasurements {
   std::vector<TimedSize> ping_pong;          // steady step time per size
+  // The same steps' Recv alone (call to done), per size: what is left of the
+  // step is the phase barrier and the waits around the transfer.
+  std::vector<double> ping_pong_recv_ns;
   std::vector<TimedSize> registrations;      // single ibv_reg_mr calls (from the trace)
   uint32_t steps_per_run = 0;                // of which the first is left out
   uint32_t rounds = 0;                       // runs of each measurement, interleaved
