@@ -16,6 +16,7 @@
 #include "apps/tensorwire/protocols_command.h"
 #include "apps/tensorwire/run_command.h"
 #include "apps/tensorwire/sweep_command.h"
+#include "apps/tensorwire/topology_command.h"
 #include "report/progress_bar.h"
 
 #ifndef TENSORWIRE_VERSION
@@ -52,6 +53,8 @@ int tensorwire_main(int argc, char** argv) {
   CLI::App* plot = add_plot_command(app, plot_args);
   ProtocolsArgs protocols_args;
   CLI::App* protocols = add_protocols_command(app, protocols_args);
+  TopologyArgs topology_args;
+  CLI::App* topology = add_topology_command(app, topology_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -73,6 +76,7 @@ int tensorwire_main(int argc, char** argv) {
   }
   if (plot->parsed()) return plot_command(plot_args, std::cout, std::cerr);
   if (protocols->parsed()) return protocols_command(protocols_args, std::cout, std::cerr);
+  if (topology->parsed()) return topology_command(topology_args, std::cout, std::cerr);
   std::cerr << "tensorwire: error: no command given\n" << app.help();
   return kExitBadInput;
 }
