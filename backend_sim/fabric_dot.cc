@@ -21,7 +21,7 @@ std::string gbps(double bytes_per_s) {
 void star(std::ostringstream& out, const Cluster& c) {
   out << "  switch [shape=ellipse, style=filled, fillcolor=lightgrey];\n";
   for (uint32_t n = 0; n < c.nodes; ++n) {
-    out << "  node" << n << " -- switch [label=\"" << gbps(c.nic_bandwidth_bytes_per_s) << "\"];\n";
+    out << "  switch -- node" << n << " [label=\"" << gbps(c.nic_bandwidth_bytes_per_s) << "\"];\n";
   }
 }
 
@@ -39,33 +39,37 @@ void leaf_spine(std::ostringstream& out, const Cluster& c, const Fabric& f) {
   for (uint32_t l = 0; l < f.leaves(); ++l) {
     out << "  leaf" << l << " [shape=ellipse, style=filled, fillcolor=lightgrey];\n";
     for (uint32_t s = 0; s < t.spines; ++s) {
-      out << "  leaf" << l << " -- spine" << s << " [label=\"" << uplink << "\", penwidth=2];\n";
+      out << "  spine" << s << " -- leaf" << l << " [label=\"" << uplink << "\", penwidth=2];\n";
     }
   }
   for (uint32_t n = 0; n < c.nodes; ++n) {
-    out << "  node" << n << " -- leaf" << f.leaf_of(n) << " [label=\""
+    out << "  leaf" << f.leaf_of(n) << " -- node" << n << " [label=\""
         << gbps(c.nic_bandwidth_bytes_per_s) << "\"];\n";
   }
 }
 
+// Rail switches on top, each node a box of its NICs (one per GPU) below,
+// NIC i cabled to rail switch i; every cable is one NIC's, so the graph's
+// label gives the bandwidth.
 void rail(std::ostringstream& out, const Cluster& c, const Fabric& f) {
-  out << "  { rank=same;";
+  out << "  ranksep=1.5;\n  ordering=out;\n  { rank=same;";
   for (uint32_t r = 0; r < f.nics_per_node(); ++r) out << " rail" << r << ";";
+  out << " }\n  { rank=same;";
+  for (uint32_t n = 0; n < c.nodes; ++n) out << " node" << n << ";";
   out << " }\n";
   for (uint32_t r = 0; r < f.nics_per_node(); ++r) {
     out << "  rail" << r << " [label=\"rail switch " << r
         << "\", shape=ellipse, style=filled, fillcolor=lightgrey];\n";
   }
   for (uint32_t n = 0; n < c.nodes; ++n) {
-    out << "  subgraph cluster_node" << n << " {\n    label=\"node" << n << "\";\n";
+    out << "  node" << n << " [shape=record, label=\"{";
     for (uint32_t r = 0; r < f.nics_per_node(); ++r) {
-      out << "    node" << n << "_nic" << r << " [label=\"gpu" << r << " nic" << r << "\"];\n";
+      out << (r == 0 ? "{" : "|") << "<nic" << r << "> nic" << r;
     }
-    out << "  }\n";
-    for (uint32_t r = 0; r < f.nics_per_node(); ++r) {
-      out << "  node" << n << "_nic" << r << " -- rail" << r << " [label=\""
-          << gbps(c.nic_bandwidth_bytes_per_s) << "\"];\n";
-    }
+    out << "}|node" << n << "}\"];\n";
+  }
+  for (uint32_t r = 0; r < f.nics_per_node(); ++r) {
+    for (uint32_t n = 0; n < c.nodes; ++n) out << "  rail" << r << " -- node" << n << ":nic" << r << ":n;\n";
   }
 }
 
@@ -81,7 +85,9 @@ std::string fabric_dot(const Cluster& cluster, const std::string& title) {
     out << ", " << fabric.leaves() << " leaves of " << t.leaf_nodes << ", " << t.spines
         << " spines, " << t.oversubscription << ":1 oversubscribed";
   }
-  if (t.kind == TopologyKind::kRail) out << ", " << t.rails << " rails";
+  if (t.kind == TopologyKind::kRail) {
+    out << ", " << t.rails << " rails, every cable " << gbps(cluster.nic_bandwidth_bytes_per_s);
+  }
   out << "\";\n  node [shape=box, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=9];\n";
   switch (t.kind) {
     case TopologyKind::kStar: star(out, cluster); break;

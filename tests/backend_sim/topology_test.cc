@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend_sim/fabric.h"
+#include "backend_sim/fabric_dot.h"
 #include "core/resource_usage.h"
 #include "tests/backend_sim/sim_fixture.h"
 
@@ -215,6 +216,21 @@ TEST(Topology, TheMeterCountsLinksAndRailNics) {
     }
   }
   EXPECT_TRUE(found) << nic;
+}
+
+TEST(Topology, TheDotGraphCablesEveryNodeAndLink) {
+  Cluster c = leaf_spine(8, 4, 2, 4.0);
+  c.nic_bandwidth_bytes_per_s = 12.5e9;  // 100 Gbps: leaf-spine links 4 x 100 / (2 x 4) = 50
+  const std::string ls = fabric_dot(c, "t");
+  EXPECT_EQ(ls.rfind("graph \"t\" {", 0), 0u) << ls;
+  EXPECT_NE(ls.find("spine1 -- leaf0 [label=\"50 Gbps\""), std::string::npos) << ls;
+  EXPECT_NE(ls.find("leaf1 -- node7 [label=\"100 Gbps\"]"), std::string::npos) << ls;
+  EXPECT_EQ(ls.find("leaf2"), std::string::npos) << "two leaves of 4 nodes";
+  const std::string r = fabric_dot(rail(8, 4), "r");
+  EXPECT_NE(r.find("rail3 -- node7:nic3:n;"), std::string::npos) << r;
+  EXPECT_EQ(r.find("rail4"), std::string::npos) << r;
+  const std::string star = fabric_dot(base(3), "s");
+  EXPECT_NE(star.find("switch -- node2 [label=\"8 Gbps\"]"), std::string::npos) << star;
 }
 
 }  // namespace
