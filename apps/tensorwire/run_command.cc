@@ -323,11 +323,14 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& args) {
                    "first became busy)")
       ->type_name("FILE")
       ->check(non_empty_value());
+  add_override_option(*plan, args.overrides);
   return plan;
 }
 
 int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err) {
-  std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err);
+  std::optional<std::vector<ScenarioOverride>> overrides = parse_override_flags(args.overrides, err);
+  if (!overrides) return kExitBadInput;
+  std::optional<Scenario> loaded = load_scenario_argument(args.scenario_path, err, *overrides);
   if (!loaded) return kExitBadInput;
   const Scenario& scenario = *loaded;
   if (scenario.protocol.descriptor().shape() != ProtocolShape::kCollective) {
@@ -352,8 +355,8 @@ int plan_command(const PlanArgs& args, std::ostream& out, std::ostream& err) {
     }
     dot_file.emplace(std::move(opened).value());
   }
-  out << "tensorwire plan " << args.scenario_path << " (simulated timing only, seed "
-      << scenario.seed << ")\n\n";
+  out << "tensorwire plan " << args.scenario_path << override_flags_text(*overrides)
+      << " (simulated timing only, seed " << scenario.seed << ")\n\n";
   SimulationOptions options;
   options.timing_only = true;
   NullTraceSink trace;

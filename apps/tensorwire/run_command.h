@@ -66,6 +66,7 @@ int run_command(const RunArgs& args, std::ostream& out, std::ostream& err, bool 
 struct PlanArgs {
   std::string scenario_path;
   std::string dot_path;  // empty: no DOT file
+  std::vector<std::string> overrides;  // --set KEY=VALUE, as typed
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);

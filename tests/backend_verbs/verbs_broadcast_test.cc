@@ -131,6 +131,11 @@ TEST(VerbsBroadcast, FourRanksOfThreeGpusThroughARadixTreeDeliverEveryDestinatio
   expect_broadcast_passes_like_the_simulator("tests/backend_verbs/scenarios/broadcast_4ranks.toml", 4);
 }
 
+TEST(VerbsBroadcast, ThreeRanksThroughAPipelinedChainClosedIntoWindowsDeliverEveryByte) {
+  TENSORWIRE_SKIP_WITHOUT_RDMA();
+  expect_broadcast_passes_like_the_simulator("tests/backend_verbs/scenarios/broadcast_chain_3ranks.toml", 3);
+}
+
 // Without --gpu-as-host and without the GPUs, the broadcast is refused before
 // anything connects, naming the field and the way out.
 TEST(VerbsBroadcast, GpuMemoryThisMachineCannotGiveIsRefusedNamingTheFieldAndTheWayOut) {

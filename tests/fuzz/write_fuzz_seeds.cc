@@ -109,6 +109,11 @@ void collective_messages() {
                                        .failed_rank = 1, .reason = StatusCode::kQpError};
   const auto a = abort.encode();
   write_with_variants("collective_message", "abort", Bytes(a.begin(), a.end()));
+  collectives::CollectiveMessage window{.type = collectives::CollectiveMessageType::kWindowReady,
+                                        .copy = 5, .rkey = 78, .window_offset = 1 << 20,
+                                        .window_bytes = 1 << 20};
+  const auto w = window.encode();
+  write_with_variants("collective_message", "window-ready", Bytes(w.begin(), w.end()));
 }
 
 // The target's input: world size (u16, big-endian), expected sequence (u32,

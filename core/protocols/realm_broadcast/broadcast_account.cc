@@ -91,7 +91,12 @@ std::string BroadcastAccount::summary_section() const {
       << "pipeline   chunks " << format_bytes(o.min_chunk_bytes) << " .. "
       << format_bytes(o.max_chunk_bytes) << ", " << o.max_inflight_chunks
       << " in flight per copy, IB buffers up to " << format_bytes(o.ib_buffer_max_bytes)
-      << ", pool " << format_bytes(o.ib_pool_bytes) << " per memory\n\n";
+      << ", pool " << format_bytes(o.ib_pool_bytes) << " per memory\n";
+  if (o.registration_window_bytes > 0) {
+    out << "windows    instances the network writes into registered in windows of "
+        << format_bytes(o.registration_window_bytes) << "\n";
+  }
+  out << "\n";
 
   out << pad("destination", 16) << pad("depth", 7) << "done at\n";
   const size_t rows = r.destinations.size();
@@ -148,6 +153,10 @@ void BroadcastAccount::add_results(nlohmann::ordered_json& j,
                     {"min_chunk_bytes", o.min_chunk_bytes},
                     {"max_chunk_bytes", o.max_chunk_bytes},
                     {"max_inflight_chunks", o.max_inflight_chunks}};
+  // Only when set: results of whole registration keep their shape.
+  if (o.registration_window_bytes > 0) {
+    j["broadcast"]["registration_window_bytes"] = o.registration_window_bytes;
+  }
   j["plan"] = {{"buffers", r.graph.buffers.size()},
                {"ib_buffers", r.graph.ib_buffer_count()},
                {"copies", r.graph.copies.size()},

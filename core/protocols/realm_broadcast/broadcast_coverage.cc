@@ -30,7 +30,7 @@ constexpr const char* kPathNames[] = {
 };
 static_assert(std::size(kPathNames) == kBroadcastPaths, "every path has a name");
 
-constexpr const char* kMessageNames[] = {"IB_READY", "BYTES_READ", "ABORT"};
+constexpr const char* kMessageNames[] = {"IB_READY", "BYTES_READ", "ABORT", "WINDOW_READY"};
 static_assert(std::size(kMessageNames) == kBroadcastMessageTypes);
 
 size_t message_index(CollectiveMessageType type) {

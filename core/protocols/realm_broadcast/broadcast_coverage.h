@@ -1,5 +1,5 @@
 // What Realm's collective broadcast declares worth reaching (core/coverage.h):
-// its three control message types sent and received, and the paths through it:
+// its four control message types sent and received, and the paths through it:
 // the four algorithms (tree shapes and the chain), network and local chunks, IB buffers in
 // host and GPU memory, several in one memory, several consumers of one,
 // reference counts dropping and reaching zero, rings wrapping, the pipelined
@@ -42,7 +42,7 @@ enum class BroadcastPath : uint8_t {
   kCount,
 };
 inline constexpr size_t kBroadcastPaths = static_cast<size_t>(BroadcastPath::kCount);
-inline constexpr size_t kBroadcastMessageTypes = 3;  // CollectiveMessageType, by value - 1
+inline constexpr size_t kBroadcastMessageTypes = 4;  // CollectiveMessageType, by value - 1
 
 struct BroadcastCoverageCounts {
   std::array<uint64_t, kBroadcastMessageTypes> sent{};

@@ -29,6 +29,9 @@ std::string validate_broadcast_options(const BroadcastOptions& o) {
   if (o.max_chunk_bytes > (1ull << 31)) return "max_chunk must be at most 2 GiB (one RDMA write)";
   if (o.ib_buffer_max_bytes < o.min_chunk_bytes) return "ib_buffer_size must be at least min_chunk";
   if (o.ib_pool_bytes < o.min_chunk_bytes) return "ib_pool_size must be at least min_chunk";
+  if (o.registration_window_bytes != 0 && o.registration_window_bytes < o.min_chunk_bytes) {
+    return "registration_window must be 0 (register whole) or at least min_chunk";
+  }
   if (o.max_inflight_chunks == 0) return "max_inflight_chunks must be at least 1";
   return "";
 }

@@ -43,6 +43,12 @@ struct BroadcastOptions {
   uint64_t max_chunk_bytes = 1ull << 20;
   // Chunks one copy may have in flight at once.
   uint32_t max_inflight_chunks = 4;
+  // 0: an instance the network writes into is registered whole before the
+  // broadcast starts (Realm). Else a larger one is registered in windows of
+  // this many bytes, two ahead of the bytes landed, each announced by
+  // WINDOW_READY: registering 1 GiB costs the receiver's CPU about 16 ms, which
+  // the windows overlap with the stream instead of putting it first.
+  uint64_t registration_window_bytes = 0;
 };
 
 // "" when the options are usable, else what is wrong.

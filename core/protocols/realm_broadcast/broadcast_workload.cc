@@ -98,6 +98,8 @@ BroadcastOptions read_options(const OptionReader& r) {
   o.max_chunk_bytes = r.bytes("max_chunk", kMaxChunkBytes).value_or(o.max_chunk_bytes);
   o.max_inflight_chunks = static_cast<uint32_t>(
       r.integer("max_inflight_chunks", 1, kMaxInflightChunks).value_or(o.max_inflight_chunks));
+  o.registration_window_bytes =
+      r.bytes("registration_window", kMaxBroadcastBytes).value_or(o.registration_window_bytes);
   if (std::string why = validate_broadcast_options(o); !why.empty()) {
     // Name the key the message starts with.
     const std::string key = why.substr(0, why.find(' '));
@@ -157,7 +159,7 @@ Result<MemoryId> parse_memory_id(std::string_view spec, const Cluster& cluster) 
 
 std::vector<std::string_view> broadcast_workload_keys() {
   return {"bytes",        "source",     "destinations",   "algorithm",
-          "radix_inter",  "radix_intra", "ib_buffer_size", "ib_pool_size",
+          "radix_inter",  "radix_intra", "ib_buffer_size", "ib_pool_size", "registration_window",
           "min_chunk",    "max_chunk",  "max_inflight_chunks"};
 }
 

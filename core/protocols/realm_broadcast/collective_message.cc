@@ -7,11 +7,12 @@ namespace tensorwire::collectives {
 namespace {
 
 // The layout below, field by field, fills the wire size; decode() knows the
-// three types by their wire values.
+// four types by their wire values.
 static_assert(CollectiveMessage::kWireBytes == 4 + 4 + 8 + 8 + 4 + 4);
 static_assert(static_cast<uint32_t>(CollectiveMessageType::kIbReady) == 1 &&
               static_cast<uint32_t>(CollectiveMessageType::kBytesRead) == 2 &&
-              static_cast<uint32_t>(CollectiveMessageType::kAbort) == 3);
+              static_cast<uint32_t>(CollectiveMessageType::kAbort) == 3 &&
+              static_cast<uint32_t>(CollectiveMessageType::kWindowReady) == 4);
 
 // An ABORT's reason is an error: a code status.h names, never ok.
 bool is_error_code(uint64_t raw) {
@@ -34,6 +35,7 @@ uint64_t get(std::span<const std::byte> in, size_t at, size_t n) {
 // Layout: type u32 | copy u32 | a u64 | b u64 | rkey u32 | reserved u32 (0).
 // kIbReady: a = addr, b = ring_bytes. kBytesRead: a = bytes_read, b = 0, rkey = 0.
 // kAbort: copy = 0, a = failed_rank, b = reason (its StatusCode), rkey = 0.
+// kWindowReady: a = window_offset, b = window_bytes (> 0).
 std::array<std::byte, CollectiveMessage::kWireBytes> CollectiveMessage::encode() const {
   std::array<std::byte, kWireBytes> out{};
   put(out, 0, static_cast<uint32_t>(type), 4);
@@ -51,6 +53,12 @@ std::array<std::byte, CollectiveMessage::kWireBytes> CollectiveMessage::encode()
     case CollectiveMessageType::kAbort:
       put(out, 8, failed_rank, 8);
       put(out, 16, static_cast<uint64_t>(reason), 8);
+      break;
+    case CollectiveMessageType::kWindowReady:
+      put(out, 4, copy, 4);
+      put(out, 8, window_offset, 8);
+      put(out, 16, window_bytes, 8);
+      put(out, 24, rkey, 4);
       break;
   }
   return out;
@@ -86,7 +94,7 @@ Result<CollectiveMessage> CollectiveMessage::decode(std::span<const std::byte> i
   }
   CollectiveMessage m;
   const uint64_t type = get(in, 0, 4);
-  if (type < 1 || type > 3) {
+  if (type < 1 || type > 4) {
     return Status(StatusCode::kMalformedMessage, "unknown collective message type " + std::to_string(type));
   }
   if (get(in, 28, 4) != 0) {
@@ -108,6 +116,14 @@ Result<CollectiveMessage> CollectiveMessage::decode(std::span<const std::byte> i
       break;
     case CollectiveMessageType::kAbort:
       return decode_abort(in, m);
+    case CollectiveMessageType::kWindowReady:
+      m.window_offset = get(in, 8, 8);
+      m.window_bytes = get(in, 16, 8);
+      m.rkey = static_cast<uint32_t>(get(in, 24, 4));
+      if (m.window_bytes == 0) {
+        return Status(StatusCode::kMalformedMessage, "WINDOW_READY with an empty window");
+      }
+      break;
   }
   return m;
 }

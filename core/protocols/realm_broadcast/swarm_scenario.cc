@@ -94,6 +94,10 @@ std::string draw_scenario(SwarmDraw& d) {
   write_chunks(d, t);
   // Last: a shorter list leaves every other draw as it was (shrinking).
   write_destinations(d, nodes, gpus, t);
+  // Drawn after every older draw, so that the scenarios drawn before windows
+  // existed keep their shape. A window of a few chunks: instances larger than
+  // it are registered piece by piece.
+  if (d.one_in(3)) t << "registration_window = " << 4096 * d.between(1, 12) << "\n";
   return t.str();
 }
 

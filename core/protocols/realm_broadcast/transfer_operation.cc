@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/assert.h"
+#include "core/protocols/realm_broadcast/transfer_operation_state.h"
 
 namespace tensorwire::collectives {
 namespace {
@@ -26,47 +27,6 @@ uint32_t wr_index(uint64_t id) { return static_cast<uint32_t>(id & 0xffffffffu);
 
 }  // namespace
 
-struct TransferOperation::BufferState {
-  Buffer mem;
-  uint32_t lkey = 0;
-  uint32_t rkey = 0;
-  uint64_t written = 0;                // stream bytes landed here
-  std::vector<uint64_t> consumer_read; // by position in the graph's consumer list
-  uint64_t reported_read = 0;          // the minimum last passed upstream
-  std::optional<uint64_t> pool_offset; // IB buffers: where in the pool
-  bool freed = false;
-  bool complete = false;
-};
-
-struct TransferOperation::CopyState {
-  bool ready = false;  // a network copy knows where to write once IB_READY came
-  uint64_t remote_addr = 0;
-  uint32_t rkey = 0;
-  uint64_t downstream_read = 0;  // network copy into an IB: from BYTES_READ
-  uint64_t issued = 0;
-  uint64_t completed = 0;
-  std::deque<std::pair<uint64_t, TimeNs>> inflight;  // (bytes, issued at), in order
-  bool finished = false;
-  uint32_t in_consumer_index = 0;
-};
-
-struct TransferOperation::PeerState {
-  QpHandle qp;
-  Buffer recv_ring;
-  uint32_t recv_lkey = 0;
-  Buffer send_slots;
-  uint32_t send_lkey = 0;
-  std::vector<uint32_t> free_slots;
-  std::deque<CollectiveMessage> backlog;    // waiting for a free send slot
-  std::deque<SendWorkRequest> pending;      // refused by a full send queue
-};
-
-struct TransferOperation::Pool {
-  explicit Pool(uint64_t bytes) : ib(bytes) {}
-  IBMemory ib;
-  Buffer backing;
-};
-
 TransferOperation::TransferOperation(RankEnv env, const TransferGraph& graph,
                                      const ClusterTopology& topology, BroadcastOptions options,
                                      CollectiveObserver* observer, PlantedCollectiveBug bug)
@@ -85,21 +45,6 @@ uint64_t TransferOperation::ib_bytes_in_use() const {
   return total;
 }
 
-// Which buffers the NIC touches, and how: written into by a network copy
-// (`in`), read from by one (`out`). By buffer id.
-struct TransferOperation::NetworkUse {
-  explicit NetworkUse(const TransferGraph& graph)
-      : in(graph.buffers.size(), false), out(graph.buffers.size(), false) {
-    for (const TransferCopy& c : graph.copies) {
-      if (!c.hop.network) continue;
-      out[c.from] = true;
-      in[c.to] = true;
-    }
-  }
-  std::vector<bool> in;
-  std::vector<bool> out;
-};
-
 Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
   if (started_) return {StatusCode::kInvalidArgument, "transfer operation already started"};
   started_ = true;
@@ -107,6 +52,7 @@ Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
     return {StatusCode::kInvalidArgument, "malformed transfer graph: " + why};
   }
   const NetworkUse network(graph_);
+  mark_windowed(network);
   std::map<MemoryId, std::vector<uint32_t>> ibs_by_memory;
   if (Status st = place_instances(instances, network, ibs_by_memory); !st.is_ok()) return st;
   for (auto& [memory, ids] : ibs_by_memory) {
@@ -137,6 +83,7 @@ Status TransferOperation::start(const std::map<uint32_t, Buffer>& instances) {
 
 Status TransferOperation::register_for_network(uint32_t buffer, const NetworkUse& network) {
   if (!network.in[buffer] && !network.out[buffer]) return {};
+  if (windowed_[buffer]) return register_first_window(buffer);
   BufferState& s = buffers_[buffer];
   const Access access =
       network.in[buffer] ? Access::kLocalWrite | Access::kRemoteWrite : Access::kNone;
@@ -279,6 +226,7 @@ void TransferOperation::announce_ib_ready() {
     m.rkey = s.rkey;
     m.ring_bytes = graph_.buffers[c.to].ring_bytes;
     send_message(c.rank(), m);
+    if (windowed_[c.to]) top_up_windows(c.to);
   }
 }
 
@@ -336,6 +284,8 @@ void TransferOperation::on_abort(RankId peer, const CollectiveMessage& abort) {
 uint64_t TransferOperation::downstream_limit(uint32_t copy) const {
   const TransferCopy& c = graph_.copies[copy];
   const TransferBuffer& out = graph_.buffers[c.to];
+  // A windowed instance: only what the receiver has registered.
+  if (c.hop.network && windowed_[c.to]) return copies_.at(copy).window_end;
   // An instance holds the whole message: its producer never waits for room.
   if (out.role != BufferRole::kIB) return std::numeric_limits<uint64_t>::max();
   if (c.hop.network) return copies_.at(copy).downstream_read + out.ring_bytes;
@@ -369,15 +319,17 @@ void TransferOperation::try_issue(uint32_t copy) {
     const uint64_t avail = in.written > s.issued ? in.written - s.issued : 0;
     const uint64_t off_in = s.issued % in_ring;
     const uint64_t off_out = s.issued % out_ring;
+    const uint64_t to_window_end = room_to_window_end(copy, off_out);
     const uint64_t len = std::min({avail, space, options_.max_chunk_bytes, in_ring - off_in,
-                                   out_ring - off_out});
+                                   out_ring - off_out, to_window_end});
     if (len == 0) {
       if (space == 0 && avail > 0) coverage_.count(BroadcastPath::kWaitedForRoom);
       break;
     }
     // Forward at least min_chunk at a time, except the stream's tail and the
     // piece up to a ring's end (waiting there could wait for ever).
-    const bool at_ring_end = len == in_ring - off_in || len == out_ring - off_out;
+    const bool at_ring_end =
+        len == in_ring - off_in || len == out_ring - off_out || len == to_window_end;
     if (len < options_.min_chunk_bytes && len != total - s.issued && !at_ring_end) {
       coverage_.count(BroadcastPath::kHeldForMinChunk);
       break;
@@ -422,7 +374,7 @@ void TransferOperation::write_chunk(uint32_t copy, uint64_t off_in, uint64_t off
   wr.opcode = WorkOpcode::kRdmaWriteWithImm;
   wr.local = Sge{in.mem.addr + off_in, static_cast<uint32_t>(len), in.lkey};
   wr.remote_addr = s.remote_addr + off_out;
-  wr.rkey = s.rkey;
+  wr.rkey = windowed_[c.to] ? window_rkey(copy, off_out) : s.rkey;
   wr.imm_data = copy;
   post_or_queue(c.hop.to.node, wr);
   if (bug_ == PlantedCollectiveBug::kReadReportedAtIssue && graph_.buffers[c.from].role == BufferRole::kIB) {
@@ -562,7 +514,15 @@ void TransferOperation::on_write_landed(RankId peer, uint32_t copy, uint32_t byt
     fail({StatusCode::kMalformedMessage, where + "wrote past the room granted in " + target.name()});
     return;
   }
+  if (windowed_[c.to] && s.written + bytes > s.registered) {
+    fail({StatusCode::kMalformedMessage, where + "wrote past the windows registered in " + target.name()});
+    return;
+  }
   s.written += bytes;
+  if (windowed_[c.to]) {
+    top_up_windows(c.to);
+    if (!status_.is_ok()) return;
+  }
   if (observer_ != nullptr) observer_->on_bytes_landed(c.to, s.written);
   on_written(c.to);
 }
@@ -600,6 +560,15 @@ void TransferOperation::on_message(RankId peer, std::span<const std::byte> bytes
     s.ready = true;
     s.remote_addr = m.addr;
     s.rkey = m.rkey;
+    if (windowed_[c.to]) {
+      s.window_rkeys.assign(1, m.rkey);
+      s.window_end = std::min(options_.registration_window_bytes, graph_.bytes);
+    }
+  } else if (m.type == CollectiveMessageType::kWindowReady) {
+    if (Status st = on_window_ready(m.copy, m); !st.is_ok()) {
+      fail({st.code(), where + st.message()});
+      return;
+    }
   } else {
     // The reader may be ahead of this rank's completions (the write's ack is
     // still on its way), never ahead of what was issued.

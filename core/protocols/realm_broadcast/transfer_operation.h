@@ -126,6 +126,13 @@ class TransferOperation {
   void on_abort(RankId peer, const CollectiveMessage& abort);
   void end_part(Status status, const CollectiveMessage& abort, std::optional<RankId> told_by);
   uint64_t downstream_limit(uint32_t copy) const;
+  // Registration windows (transfer_operation_windows.cc).
+  void mark_windowed(const NetworkUse& network);
+  Status register_first_window(uint32_t buffer);
+  void top_up_windows(uint32_t buffer);
+  Status on_window_ready(uint32_t copy, const CollectiveMessage& m);
+  uint64_t room_to_window_end(uint32_t copy, uint64_t off_out) const;
+  uint32_t window_rkey(uint32_t copy, uint64_t off_out) const;
   uint32_t my_rank() const { return env_.nic.rank(); }
   bool mine(uint32_t buffer) const;
 
@@ -139,6 +146,9 @@ class TransferOperation {
   bool started_ = false;
 
   std::map<uint32_t, BufferState> buffers_;  // buffers on this rank
+  // By buffer id, on every rank alike: an instance the network writes into
+  // (and does not read from) that is registered in windows.
+  std::vector<bool> windowed_;
   std::map<uint32_t, CopyState> copies_;     // copies this rank runs
   std::map<RankId, PeerState> peers_;
   struct Pool;

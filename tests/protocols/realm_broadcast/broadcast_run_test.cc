@@ -379,3 +379,80 @@ TEST(BroadcastRun, ProgressCountsDestinationsAsTheyComplete) {
 
 }  // namespace
 }  // namespace tensorwire::collectives
+
+namespace tensorwire::collectives {
+namespace {
+
+using testing::broadcast_scenario;
+using testing::broadcast_of;
+using testing::every_memory;
+using testing::joined;
+using testing::run_broadcast_scenario;
+
+constexpr size_t kWindowReady = static_cast<size_t>(CollectiveMessageType::kWindowReady) - 1;
+
+TEST(RegistrationWindows, EveryAlgorithmDeliversTheExactBytesThroughWindowedInstances) {
+  const uint64_t bytes = (3 << 20) + 13;  // the last window is short
+  for (uint32_t algorithm = 0; algorithm < kBroadcastAlgorithms; ++algorithm) {
+    BroadcastOptions o;
+    o.algorithm = static_cast<BroadcastAlgorithm>(algorithm);
+    o.ib_buffer_max_bytes = 256 << 10;
+    o.max_chunk_bytes = 96 << 10;            // chunks do not divide the windows:
+    o.registration_window_bytes = 320 << 10; // they are cut at each window's end
+    Scenario s = broadcast_scenario(3, 2, bytes, MemoryId::gpu_of(0, 0), every_memory(3, 2), o);
+    NullTraceSink trace;
+    RunReport r = run_broadcast_scenario(s, {}, trace);
+    EXPECT_TRUE(r.passed()) << "algorithm " << algorithm << "\n" << joined(r.problems);
+    EXPECT_EQ(broadcast_of(r).destinations.size(), 9u);
+    EXPECT_GT(r.coverage.count_of(kCoverageMessagesReceived, "WINDOW_READY"), 0u) << algorithm;
+  }
+}
+
+// Host 0 -> host 1: host 1's instance is written by the network and feeds
+// nothing over it, so it is registered in windows: the first one's rkey in
+// IB_READY, every later one announced once, in order, and used.
+TEST(RegistrationWindows, EachLaterWindowIsAnnouncedOnceAndTheLastIsShort) {
+  BroadcastOptions o;
+  o.registration_window_bytes = 300 << 10;
+  DirectRun run(broadcast_scenario(2, 0, 1 << 20, MemoryId::host(0), {MemoryId::host(1)}, o, false));
+  run.simulator.run();
+  ASSERT_TRUE(run.ops[0]->finished()) << run.ops[0]->status().to_string();
+  ASSERT_TRUE(run.ops[1]->finished()) << run.ops[1]->status().to_string();
+  // 1 MiB in windows of 300 KiB: 4 windows (the last 124 KiB), 3 announced.
+  EXPECT_EQ(run.ops[1]->coverage_counts().sent[kWindowReady], 3u);
+  EXPECT_EQ(run.ops[0]->coverage_counts().received[kWindowReady], 3u);
+  EXPECT_TRUE(run.invariants.ok()) << run.invariants.violations().front();
+}
+
+TEST(RegistrationWindows, WithoutWindowsNoWindowIsAnnounced) {
+  DirectRun run(broadcast_scenario(2, 0, 1 << 20, MemoryId::host(0), {MemoryId::host(1)}, {}, false));
+  run.simulator.run();
+  ASSERT_TRUE(run.ops[1]->finished()) << run.ops[1]->status().to_string();
+  EXPECT_EQ(run.ops[1]->coverage_counts().sent[kWindowReady], 0u);
+}
+
+TEST(RegistrationWindows, AWindowOutOfOrderIsMalformedAndNamesTheExpectedOffset) {
+  BroadcastOptions o;
+  o.registration_window_bytes = 256 << 10;
+  DirectRun run(broadcast_scenario(2, 0, 4 << 20, MemoryId::host(0), {MemoryId::host(1)}, o, false));
+  uint32_t copy = 0;
+  for (const TransferCopy& c : run.graph.copies) {
+    if (c.hop.network) copy = c.id;
+  }
+  CollectiveMessage m;
+  m.type = CollectiveMessageType::kWindowReady;
+  m.copy = copy;
+  m.window_offset = 3 << 20;  // window 1 (at 256 KiB) was announced at the start
+  m.window_bytes = 256 << 10;
+  m.rkey = 1;
+  send_raw(run, 1, 0, m.encode());
+  run.simulator.run();
+  EXPECT_EQ(run.ops[0]->status().code(), StatusCode::kMalformedMessage);
+  EXPECT_NE(run.ops[0]->status().message().find("expected the next window at 524288"), std::string::npos)
+      << run.ops[0]->status().message();
+  EXPECT_NE(run.ops[0]->status().message().find("from rank 1"), std::string::npos)
+      << run.ops[0]->status().message();
+}
+
+}  // namespace
+}  // namespace tensorwire::collectives

@@ -52,6 +52,27 @@ TEST(CollectiveMessage, AbortRoundTripsWithTheFailedRankAndItsReason) {
   EXPECT_EQ(back->copy, 0u);
 }
 
+TEST(CollectiveMessage, WindowReadyRoundTripsAndAnEmptyWindowIsMalformed) {
+  CollectiveMessage m;
+  m.type = CollectiveMessageType::kWindowReady;
+  m.copy = 9;
+  m.window_offset = 5ull << 30;
+  m.window_bytes = 1 << 20;
+  m.rkey = 0x1234;
+  auto back = CollectiveMessage::decode(m.encode());
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(back->type, CollectiveMessageType::kWindowReady);
+  EXPECT_EQ(back->copy, 9u);
+  EXPECT_EQ(back->window_offset, m.window_offset);
+  EXPECT_EQ(back->window_bytes, m.window_bytes);
+  EXPECT_EQ(back->rkey, m.rkey);
+  m.window_bytes = 0;
+  auto empty = CollectiveMessage::decode(m.encode());
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.status().code(), StatusCode::kMalformedMessage);
+  EXPECT_NE(empty.status().message().find("empty window"), std::string::npos);
+}
+
 // An ABORT carries an error, and nothing in the fields it does not use.
 TEST(CollectiveMessage, AMalformedAbortIsRejectedWithAReason) {
   CollectiveMessage m;
