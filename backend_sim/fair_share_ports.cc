@@ -1,6 +1,7 @@
 #include "backend_sim/fair_share_ports.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -9,18 +10,19 @@
 
 namespace tensorwire::sim {
 
-FairSharePorts::FairSharePorts(SimContext& context, uint32_t nodes, double bandwidth_bytes_per_s)
-    : context_(context), nodes_(nodes), bandwidth_bytes_per_s_(bandwidth_bytes_per_s), tx_(nodes),
-      rx_(nodes), resource_pass_(size_t{2} * nodes, 0), solver_index_(size_t{2} * nodes, 0),
-      tx_utilisation_(nodes, 0.0), rx_utilisation_(nodes, 0.0), tx_traced_pass_(nodes, 0),
-      rx_traced_pass_(nodes, 0) {
-  // The simulator validated the cluster: every share of a port is positive.
-  TW_ASSERT_HOT_MSG(bandwidth_bytes_per_s_ > 0, "a port's bandwidth is positive");
+FairSharePorts::FairSharePorts(SimContext& context, const Fabric& fabric)
+    : context_(context), fabric_(fabric), flows_on_(fabric.resource_count()),
+      resource_pass_(fabric.resource_count(), 0), solver_index_(fabric.resource_count(), 0),
+      utilisation_(fabric.resource_count(), 0.0), traced_pass_(fabric.resource_count(), 0) {
+  // The simulator validated the cluster: every share of a resource is positive.
+  for (uint32_t r = 0; r < fabric.resource_count(); ++r) {
+    TW_ASSERT_MSG(fabric.capacity(r) > 0, "a resource's bandwidth is positive");
+  }
 }
 
 FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
                              EventCallback on_drained) {
-  TW_ASSERT_HOT(src < tx_.size() && dst < rx_.size());
+  TW_ASSERT_HOT(src < fabric_.nodes() && dst < fabric_.nodes());
   TW_ASSERT_HOT_MSG(src != dst, "a flow crosses the network: no queue pair connects a rank to itself");
   FlowId id;
   if (!free_.empty()) {
@@ -35,22 +37,22 @@ FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
   f = Flow{};
   f.src = src;
   f.dst = dst;
+  f.route = fabric_.route(src, dst);
   f.remaining_bytes = static_cast<double>(bytes);
   f.last_update_ns = context_.now();
   f.on_drained = std::move(on_drained);
   f.live = true;
-  tx_[src].push_back(id);
-  rx_[dst].push_back(id);
-  recompute(src, dst);
+  for (uint32_t r : f.route.resource_span()) flows_on_[r].push_back(id);
+  recompute(f.route);
   return id;
 }
 
 void FairSharePorts::cancel(FlowId id) {
   if (id >= flows_.size() || !flows_[id].live) return;
-  const uint32_t src = flows_[id].src, dst = flows_[id].dst;
+  const Route route = flows_[id].route;
   settle(flows_[id]);  // what it moved before it stopped
   detach(id);
-  recompute(src, dst);
+  recompute(route);
 }
 
 void FairSharePorts::detach(FlowId id) {
@@ -58,19 +60,18 @@ void FairSharePorts::detach(FlowId id) {
   context_.events.cancel(f.finish);
   auto erase = [id](std::vector<FlowId>& v) {
     auto it = std::find(v.begin(), v.end(), id);
-    TW_ASSERT_HOT_MSG(it != v.end(), "a live flow is on its sender's tx and its receiver's rx side");
+    TW_ASSERT_HOT_MSG(it != v.end(), "a live flow is on every resource of its route");
     v.erase(it);  // keep start order: recompute order fixes event order
   };
   TW_ASSERT_HOT(f.live);
-  erase(tx_[f.src]);
-  erase(rx_[f.dst]);
+  for (uint32_t r : f.route.resource_span()) erase(flows_on_[r]);
   f.live = false;
   f.on_drained.reset();
   free_.push_back(id);
 }
 
 // Moves the flow's progress up to now at its current rate, and counts the
-// bytes moved against both port sides.
+// bytes moved against every resource of its route.
 void FairSharePorts::settle(Flow& f) {
   const TimeNs now = context_.now();
   TW_ASSERT_HOT_MSG(now >= f.last_update_ns, "a flow's progress is settled forward in time");
@@ -79,7 +80,7 @@ void FairSharePorts::settle(Flow& f) {
   const double moved = std::min(f.remaining_bytes, f.rate_bytes_per_s * elapsed_s);
   f.remaining_bytes -= moved;
   f.last_update_ns = now;
-  context_.meter.add_port_bytes(f.src, f.dst, moved);
+  context_.meter.add_route_bytes(f.route.resource_span(), moved);
 }
 
 // Settles progress at the old rate, then sets the new rate and end event; a
@@ -107,57 +108,68 @@ void FairSharePorts::update(FlowId id, double rate) {
                                          "transfer", f.dst, [this, id] { finish(id); });
 }
 
-// Every flow and port side reachable from src's tx and dst's rx through
-// shared sides: only their rates can change when a flow there starts or ends.
-void FairSharePorts::collect_component(uint32_t src, uint32_t dst) {
+// Every flow and resource reachable from the route's resources through
+// shared resources: only their rates can change when a flow there starts or ends.
+void FairSharePorts::collect_component(const Route& route) {
   component_.clear();
   component_resources_.clear();
   solver_.clear();
   auto reach = [this](uint32_t resource) {
     if (resource_pass_[resource] == pass_) return;
     resource_pass_[resource] = pass_;
-    solver_index_[resource] = solver_.add_resource(bandwidth_bytes_per_s_);
+    solver_index_[resource] = solver_.add_resource(fabric_.capacity(resource));
     component_resources_.push_back(resource);
   };
-  reach(resource_of(src, true));
-  reach(resource_of(dst, false));
+  for (uint32_t r : route.resource_span()) reach(r);
   for (size_t next = 0; next < component_resources_.size(); ++next) {
-    for (FlowId id : flows_on(component_resources_[next])) {
+    for (FlowId id : flows_on_[component_resources_[next]]) {
       Flow& f = flows_[id];
       if (f.mark == pass_) continue;
       f.mark = pass_;
       component_.push_back(id);
-      reach(resource_of(f.src, true));
-      reach(resource_of(f.dst, false));
+      for (uint32_t r : f.route.resource_span()) reach(r);
     }
   }
+  std::array<uint32_t, Route::kMaxHops> hops{};
   for (FlowId id : component_) {
-    const Flow& f = flows_[id];
-    const uint32_t sides[2] = {solver_index_[resource_of(f.src, true)],
-                               solver_index_[resource_of(f.dst, false)]};
-    solver_.add_flow(sides);
+    const Route& r = flows_[id].route;
+    for (uint32_t h = 0; h < r.hops; ++h) hops[h] = solver_index_[r.resources[h]];
+    solver_.add_flow(std::span<const uint32_t>(hops.data(), r.hops));
   }
 }
 
-void FairSharePorts::recompute(uint32_t src, uint32_t dst) {
+// No contention, the common case: the route idle, or one flow alone on every
+// resource of it.
+bool FairSharePorts::alone_on(const Route& route) const {
+  const std::vector<FlowId>& first = flows_on_[route.resources[0]];
+  if (first.size() > 1) return false;
+  for (uint32_t r : route.resource_span()) {
+    const std::vector<FlowId>& on = flows_on_[r];
+    if (on.size() != first.size() || (!on.empty() && on[0] != first[0])) return false;
+  }
+  return true;
+}
+
+void FairSharePorts::recompute(const Route& route) {
   ++pass_;
-  // No contention, the common case: both sides idle, or one flow alone on
-  // both, which has the whole bandwidth (what the solve would give).
-  const std::vector<FlowId>& tx = tx_[src];
-  const std::vector<FlowId>& rx = rx_[dst];
-  if (tx.size() + rx.size() == 0 || (tx.size() == 1 && rx.size() == 1 && tx[0] == rx[0])) {
-    component_.assign(tx.begin(), tx.end());
-    component_resources_.assign({resource_of(src, true), resource_of(dst, false)});
-    if (!tx.empty()) update(tx[0], bandwidth_bytes_per_s_);
-    if (context_.tracing) trace_utilisation(src, dst);
+  const std::span<const uint32_t> hops = route.resource_span();
+  if (alone_on(route)) {
+    // The lone flow has its route's narrowest resource (what the solve would give).
+    const std::vector<FlowId>& first = flows_on_[hops[0]];
+    component_.assign(first.begin(), first.end());
+    component_resources_.assign(hops.begin(), hops.end());
+    double rate = fabric_.capacity(hops[0]);
+    for (uint32_t r : hops) rate = std::min(rate, fabric_.capacity(r));
+    if (!first.empty()) update(first[0], rate);
+    if (context_.tracing) trace_utilisation(route);
     return;
   }
-  collect_component(src, dst);
+  collect_component(route);
   const std::vector<double>& rates = solver_.solve();
-  // Flows are updated in the order the single-switch model always used (src's
-  // tx side, then dst's rx side, each in start order, then the rest as
-  // reached): the order of their rescheduled end events, and so of ties,
-  // stays the same wherever the rates do.
+  // Flows are updated in the order the single-switch model always used (the
+  // route's resources in order: src's tx side, ..., dst's rx side, each in
+  // start order, then the rest as reached): the order of their rescheduled
+  // end events, and so of ties, stays the same wherever the rates do.
   ++pass_;
   for (size_t i = 0; i < component_.size(); ++i) flows_[component_[i]].rate_index = static_cast<uint32_t>(i);
   auto visit = [&](FlowId id) {
@@ -166,60 +178,58 @@ void FairSharePorts::recompute(uint32_t src, uint32_t dst) {
     f.mark = pass_;
     update(id, rates[f.rate_index]);
   };
-  for (FlowId id : tx_[src]) visit(id);
-  for (FlowId id : rx_[dst]) visit(id);
+  for (uint32_t r : hops) {
+    for (FlowId id : flows_on_[r]) visit(id);
+  }
   for (FlowId id : component_) visit(id);
-  if (context_.tracing) trace_utilisation(src, dst);
+  if (context_.tracing) trace_utilisation(route);
 }
 
-double FairSharePorts::side_rate(const std::vector<FlowId>& flows) const {
+double FairSharePorts::resource_rate(uint32_t resource) const {
   double rate = 0;
-  for (FlowId id : flows) rate += flows_[id].rate_bytes_per_s;
+  for (FlowId id : flows_on_[resource]) rate += flows_[id].rate_bytes_per_s;
   return rate;
 }
 
-// A counter per port side, its share of the bandwidth in use, written when it
-// changes: every side a flow of this pass runs over may have changed (the
-// rates of flows on src's tx and dst's rx moved, and with them their other sides).
-void FairSharePorts::trace_utilisation(uint32_t src, uint32_t dst) {
-  auto emit = [this](uint32_t node, bool tx) {
-    // Once per side and pass: many flows of this pass may share a side.
-    std::vector<uint64_t>& seen = tx ? tx_traced_pass_ : rx_traced_pass_;
-    if (seen[node] == pass_) return;
-    seen[node] = pass_;
-    std::vector<double>& last = tx ? tx_utilisation_ : rx_utilisation_;
-    const double now_value = side_rate(tx ? tx_[node] : rx_[node]) / bandwidth_bytes_per_s_;
-    if (now_value == last[node]) return;
-    last[node] = now_value;
-    std::vector<std::string>& names = tx ? tx_track_names_ : rx_track_names_;
-    if (names.empty()) {
-      for (size_t n = 0; n < tx_.size(); ++n) {
-        names.push_back("node" + std::to_string(n) + (tx ? "/nic tx" : "/nic rx"));
+// A counter per resource, its share of the bandwidth in use, written when it
+// changes: every resource a flow of this pass runs over may have changed (the
+// rates of flows on the route moved, and with them their other resources).
+void FairSharePorts::trace_utilisation(const Route& route) {
+  auto emit = [this](uint32_t resource) {
+    // Once per resource and pass: many flows of this pass may share one.
+    if (traced_pass_[resource] == pass_) return;
+    traced_pass_[resource] = pass_;
+    const double now_value = resource_rate(resource) / fabric_.capacity(resource);
+    if (now_value == utilisation_[resource]) return;
+    utilisation_[resource] = now_value;
+    if (track_names_.empty()) {
+      for (uint32_t r = 0; r < fabric_.resource_count(); ++r) {
+        track_names_.push_back(fabric_.resource_name(r));
       }
     }
-    context_.trace.counter(names[node], context_.now(), now_value);
+    context_.trace.counter(track_names_[resource], context_.now(), now_value);
   };
-  emit(src, true);
-  emit(dst, false);
-  for (FlowId id : tx_[src]) emit(flows_[id].dst, false);
-  for (FlowId id : rx_[dst]) emit(flows_[id].src, true);
-  // Max-min may move rates further away, anywhere in the component.
-  for (uint32_t resource : component_resources_) {
-    emit(resource < nodes_ ? resource : resource - nodes_, resource < nodes_);
+  for (uint32_t r : route.resource_span()) emit(r);
+  for (uint32_t r : route.resource_span()) {
+    for (FlowId id : flows_on_[r]) {
+      for (uint32_t q : flows_[id].route.resource_span()) emit(q);
+    }
   }
+  // Max-min may move rates further away, anywhere in the component.
+  for (uint32_t resource : component_resources_) emit(resource);
 }
 
 void FairSharePorts::finish(FlowId id) {
   Flow& f = flows_[id];
   TW_ASSERT_HOT_MSG(f.live, "a cancelled flow's end event never runs");
-  const uint32_t src = f.src, dst = f.dst;
+  const Route route = f.route;
   // Its end event was set for the moment its last byte leaves.
-  context_.meter.add_port_bytes(src, dst, f.remaining_bytes);
+  context_.meter.add_route_bytes(route.resource_span(), f.remaining_bytes);
   f.remaining_bytes = 0;
   EventCallback done = std::move(f.on_drained);
   f.finish = {};
   detach(id);
-  recompute(src, dst);
+  recompute(route);
   if (done) done();
 }
 

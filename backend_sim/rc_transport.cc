@@ -122,7 +122,7 @@ void count_delivered(TransportStats& s, const SendWorkRequest& wr) {
 RcTransport::RcTransport(SimContext& context, std::vector<SimMemorySpace*> memories,
                          std::vector<MemoryRegistry*> registries)
     : context_(context), memories_(std::move(memories)), registries_(std::move(registries)),
-      ports_(context, context.cluster.nodes, context.cluster.nic_bandwidth_bytes_per_s),
+      ports_(context, context.fabric),
       qps_(context.cluster.nodes), handlers_(context.cluster.nodes) {}
 
 RcTransport::QueuePair& RcTransport::pair_of(uint32_t rank, uint32_t peer) {
@@ -278,7 +278,7 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
   TW_ASSERT_HOT_MSG(qp.wire_busy && qp.flow_live, "a drained flow was on the wire");
   qp.wire_busy = false;
   qp.flow_live = false;
-  const TimeNs latency = context_.cluster.nic_latency_ns;
+  const TimeNs latency = context_.fabric.latency_ns(rank, peer);
   if (context_.tracing) {
     auto it = qp.outstanding.find(seq);
     if (it != qp.outstanding.end()) {
@@ -318,7 +318,7 @@ void RcTransport::on_drained(uint32_t rank, uint32_t peer, uint64_t seq, TimeNs 
 void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const SendWorkRequest& wr) {
   QueuePair& qp = pair_of(rank, peer);
   qp.wire_busy = true;
-  const TimeNs latency = context_.cluster.nic_latency_ns;
+  const TimeNs latency = context_.fabric.latency_ns(rank, peer);
   // The read request crosses the wire; the responder checks the rkey and sends the data back.
   context_.events.schedule_after(latency, peer, "arrival", context_.events.what(rank, peer, seq),
                                  [this, rank, peer, seq, wr, latency] {
@@ -390,7 +390,7 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
 void RcTransport::process_arrivals(uint32_t receiver, uint32_t sender) {
   QueuePair& in = pair_of(receiver, sender);
   context_.events.use(SharedObject::queue_pair(receiver, sender));
-  const TimeNs latency = context_.cluster.nic_latency_ns;
+  const TimeNs latency = context_.fabric.latency_ns(sender, receiver);
   while (!in.rnr_waiting && !in.arrivals.empty() && in.arrivals.front().arrived) {
     Arrival a = std::move(in.arrivals.front());
     in.arrivals.pop_front();

@@ -1,12 +1,14 @@
 // What the simulated hardware did with its time, counted where the work is
-// timed (the ports as flows settle, the copy engines as copies are queued,
-// the CPU timelines as they are charged), whatever protocol drives it.
-// A handful of additions per event: always on.
+// timed (the fabric's resources as flows settle, the copy engines as copies
+// are queued, the CPU timelines as they are charged), whatever protocol drives
+// it. A handful of additions per event: always on.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "backend_sim/fabric.h"
 #include "core/cluster.h"
 #include "core/resource_usage.h"
 
@@ -14,12 +16,11 @@ namespace tensorwire::sim {
 
 class ResourceMeter {
  public:
-  explicit ResourceMeter(const Cluster& cluster);
+  ResourceMeter(const Cluster& cluster, const Fabric& fabric);
 
-  // `bytes` left src's transmit side for dst's receive side.
-  void add_port_bytes(uint32_t src, uint32_t dst, double bytes) {
-    tx_bytes_[src] += bytes;
-    rx_bytes_[dst] += bytes;
+  // `bytes` crossed every resource of a flow's route (Fabric numbering).
+  void add_route_bytes(std::span<const uint32_t> resources, double bytes) {
+    for (uint32_t r : resources) bytes_[r] += bytes;
   }
   void add_copy(uint32_t node, uint32_t gpu, uint64_t bytes, TimeNs busy_ns) {
     const size_t engine = size_t{node} * gpus_per_node_ + gpu;
@@ -28,17 +29,17 @@ class ResourceMeter {
   }
   void add_cpu(uint32_t rank, TimeNs busy_ns) { cpu_busy_ns_[rank] += busy_ns; }
 
-  // Every resource of the cluster, node by node: its port's tx and rx side,
-  // its copy engines, its rank's CPU. Busy time of a port side is the bytes
-  // it moved at the port's full bandwidth (rounded to the nanosecond).
+  // Every resource of the cluster, node by node: its NICs' tx and rx sides,
+  // its copy engines, its rank's CPU; then the fabric's links (none in a
+  // star). Busy time of a NIC side or link is the bytes it moved at its full
+  // bandwidth (rounded to the nanosecond).
   std::vector<ResourceUsage> usage() const;
 
  private:
+  const Fabric& fabric_;
   uint32_t nodes_;
   uint32_t gpus_per_node_;
-  double nic_bandwidth_bytes_per_s_;
-  std::vector<double> tx_bytes_;  // per node: fluid flows move fractional bytes between settlements
-  std::vector<double> rx_bytes_;
+  std::vector<double> bytes_;  // per fabric resource: fluid flows move fractional bytes
   std::vector<uint64_t> copy_bytes_;  // per node x GPU
   std::vector<TimeNs> copy_busy_ns_;
   std::vector<TimeNs> cpu_busy_ns_;  // per rank

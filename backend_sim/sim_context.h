@@ -12,6 +12,7 @@
 
 #include "backend_sim/dma_sanitizer.h"
 #include "backend_sim/event_queue.h"
+#include "backend_sim/fabric.h"
 #include "backend_sim/jitter_source.h"
 #include "backend_sim/resource_meter.h"
 #include "backend_sim/sim_config.h"
@@ -33,7 +34,8 @@ struct SimContext {
   SimContext(Cluster c, SimOptions o, TraceSink& t, bool tracing_on)
       : cluster(std::move(c)), options(o), trace(t), tracing(tracing_on),
         stats(cluster.nodes), cpu_free_ns(cluster.nodes, 0), crashed(cluster.nodes, false),
-        failing_registrations(cluster.nodes, 0), sanitizer(cluster.nodes), meter(cluster),
+        failing_registrations(cluster.nodes, 0), fabric(cluster), sanitizer(cluster.nodes),
+        meter(cluster, fabric),
         jitter(cluster.jitter, options.seed) {}
 
   Cluster cluster;
@@ -52,6 +54,8 @@ struct SimContext {
   // Payload bytes every rank's memory holds together, against
   // options.payload_limit_bytes_total (SimMemorySpace keeps it).
   uint64_t payload_bytes_held_total = 0;
+  // The resources flows cross and their routes (the cluster's topology).
+  Fabric fabric;
   // Every in-flight DMA's ranges, checked against frees, deregistrations, CPU
   // accesses and other DMAs: always on, in run and under check.
   DmaSanitizer sanitizer;

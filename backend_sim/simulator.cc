@@ -22,6 +22,21 @@
 namespace tensorwire::sim {
 namespace {
 
+// The topology's shape (the scenario loader says which key is wrong).
+void validate_topology(const Cluster& c) {
+  const ClusterTopology& t = c.topology;
+  auto fail = [](const std::string& what) {
+    throw std::invalid_argument("simulated cluster: " + what);
+  };
+  if (t.kind == TopologyKind::kLeafSpine) {
+    if (t.leaf_nodes == 0 || c.nodes % t.leaf_nodes != 0) fail("leaf_nodes must divide nodes");
+    if (t.spines == 0) fail("a leaf_spine topology needs at least one spine");
+    if (!(t.oversubscription >= 1)) fail("oversubscription must be at least 1");
+    if (t.link_latency_ns < 0) fail("link_latency must not be negative");
+  }
+  if (t.kind == TopologyKind::kRail && t.rails == 0) fail("a rail topology needs at least one rail");
+}
+
 // A configuration the simulator cannot run is a programming error of the
 // caller (the scenario loader validates files before this point).
 void validate(const Cluster& c) {
@@ -52,6 +67,7 @@ void validate(const Cluster& c) {
       if (node.size() != c.gpus_per_node) fail("gpu_direct needs one entry per GPU");
     }
   }
+  validate_topology(c);
 }
 
 }  // namespace

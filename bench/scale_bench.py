@@ -11,10 +11,14 @@ Generates its scenarios (never hand-copied) into OUT (default build/bench-scale/
                 is the full all-to-all; beyond, each rank keeps PEERS partners, so the
                 events grow linearly with N (a full all-to-all at 1024 nodes is over the
                 loader's limit of 1,000,000 transfers).
+With --topology leaf_spine the cluster is a leaf-spine fabric instead of one switch
+(leaves of --leaf-nodes nodes, --spines spines, --oversubscription R:1; files *_ls_<N>.toml).
 Runs each under /usr/bin/time -v and prints a Markdown table.
 
   bench/scale_bench.py [--tensorwire build/apps/tensorwire/tensorwire] [--nodes 8,32,128]
                        [--workloads ps,a2a] [--peers 64] [--out build/bench-scale]
+                       [--topology star|leaf_spine] [--leaf-nodes 8] [--spines 4]
+                       [--oversubscription 2]
 """
 import argparse
 import json
@@ -36,6 +40,17 @@ pcie_bandwidth = "12GB/s"
 pcie_latency = "1us"
 """
 
+# Set by main() from --topology: extra [cluster] keys ("" for the star).
+TOPOLOGY_KEYS = ""
+
+
+def leaf_spine_keys(nodes, leaf_nodes, spines, oversubscription):
+    leaf = min(leaf_nodes, nodes)
+    if nodes % leaf:
+        sys.exit(f"--leaf-nodes {leaf_nodes} does not divide {nodes} nodes")
+    return (f'topology = "leaf_spine"\nleaf_nodes = {leaf}\nspines = {spines}\n'
+            f'oversubscription = {oversubscription}\nlink_latency = "300ns"\n')
+
 
 def ps_scenario(nodes):
     steps = 3 if nodes >= 1024 else 5
@@ -48,7 +63,7 @@ seed = 1
 [run]
 mode = "timing"
 
-{CLUSTER.format(nodes=nodes)}
+{CLUSTER.format(nodes=nodes)}{TOPOLOGY_KEYS}
 [protocol]
 name = "tf_verbs_zero_copy"
 
@@ -78,7 +93,7 @@ seed = 1
 [run]
 mode = "timing"
 
-{CLUSTER.format(nodes=nodes)}
+{CLUSTER.format(nodes=nodes)}{TOPOLOGY_KEYS}
 [protocol]
 name = "tf_verbs_zero_copy"
 
@@ -129,7 +144,12 @@ def main():
     p.add_argument("--workloads", default="ps,a2a")
     p.add_argument("--peers", type=int, default=64)
     p.add_argument("--out", default=os.path.join(ROOT, "build/bench-scale"))
+    p.add_argument("--topology", default="star", choices=["star", "leaf_spine"])
+    p.add_argument("--leaf-nodes", type=int, default=8)
+    p.add_argument("--spines", type=int, default=4)
+    p.add_argument("--oversubscription", type=float, default=2)
     args = p.parse_args()
+    global TOPOLOGY_KEYS
     if not os.access(args.tensorwire, os.X_OK):
         sys.exit(f"--tensorwire: {args.tensorwire} is not an executable (build it first)")
     os.makedirs(args.out, exist_ok=True)
@@ -138,8 +158,11 @@ def main():
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for workload in args.workloads.split(","):
         for nodes in (int(n) for n in args.nodes.split(",")):
+            TOPOLOGY_KEYS = "" if args.topology == "star" else leaf_spine_keys(
+                nodes, args.leaf_nodes, args.spines, args.oversubscription)
             text = ps_scenario(nodes) if workload == "ps" else a2a_scenario(nodes, args.peers)
-            path = os.path.join(args.out, f"{workload}_{nodes}.toml")
+            suffix = "" if args.topology == "star" else "_ls"
+            path = os.path.join(args.out, f"{workload}{suffix}_{nodes}.toml")
             with open(path, "w") as f:
                 f.write(text)
             r = run_one(args.tensorwire, path)

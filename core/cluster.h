@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/cluster_topology.h"
 #include "core/jitter_model.h"
 
 namespace tensorwire {
@@ -39,6 +40,8 @@ struct Cluster {
   uint32_t rnr_retry_count = 7;
   // Noise on message latencies and copies ([cluster.jitter]); off by default.
   JitterModel jitter;
+  // How the NICs are cabled (core/cluster_topology.h); a star by default.
+  ClusterTopology topology;
 
   bool has_gpu_direct(uint32_t node, uint32_t gpu) const {
     if (gpu_direct.empty()) return true;

@@ -10,6 +10,7 @@ const char* resource_kind_name(ResourceKind kind) {
     case ResourceKind::kNicReceive: return "nic receive";
     case ResourceKind::kCopyEngine: return "copy engine";
     case ResourceKind::kCpu: return "cpu";
+    case ResourceKind::kFabricLink: return "fabric link";
   }
   TW_UNREACHABLE("a resource of unknown kind");
 }

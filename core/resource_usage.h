@@ -15,9 +15,11 @@
 
 namespace tensorwire {
 
-enum class ResourceKind : uint8_t { kNicSend, kNicReceive, kCopyEngine, kCpu };
+// kFabricLink: one direction of a switch-to-switch link (a leaf-spine
+// topology's uplinks); a star has none.
+enum class ResourceKind : uint8_t { kNicSend, kNicReceive, kCopyEngine, kCpu, kFabricLink };
 
-// "nic send", "nic receive", "copy engine", "cpu".
+// "nic send", "nic receive", "copy engine", "cpu", "fabric link".
 const char* resource_kind_name(ResourceKind kind);
 
 struct ResourceUsage {

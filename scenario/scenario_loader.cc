@@ -8,6 +8,7 @@
 
 #include "core/assert.h"
 #include "scenario/jitter_section.h"
+#include "scenario/topology_keys.h"
 #include "scenario/protocol_section.h"
 #include "scenario/scenario_include.h"
 #include "scenario/scenario_limits.h"
@@ -88,11 +89,13 @@ Cluster read_cluster(const TomlTableReader& top) {
   Cluster c;
   const toml::table* table = top.sub_table("cluster");
   if (table == nullptr) return c;
-  TomlTableReader r(*table, "cluster", top.file(),
-                    {"nodes", "gpus_per_node", "gpu_direct", "nic_bandwidth", "nic_latency",
-                     "pcie_bandwidth", "pcie_latency", "nvlink_bandwidth", "nvlink_latency",
-                     "host_memcpy_bandwidth", "registration_base",
-                     "registration_per_page", "send_queue_depth", "rnr_delay", "rnr_retry_count", "jitter"});
+  std::vector<std::string_view> keys = {
+      "nodes", "gpus_per_node", "gpu_direct", "nic_bandwidth", "nic_latency",
+      "pcie_bandwidth", "pcie_latency", "nvlink_bandwidth", "nvlink_latency",
+      "host_memcpy_bandwidth", "registration_base",
+      "registration_per_page", "send_queue_depth", "rnr_delay", "rnr_retry_count", "jitter"};
+  keys.insert(keys.end(), std::begin(kTopologyKeys), std::end(kTopologyKeys));
+  TomlTableReader r(*table, "cluster", top.file(), keys);
   c.nodes = static_cast<uint32_t>(
       r.integer("nodes", limits::kMinNodes, limits::kMaxNodes).value_or(c.nodes));
   c.gpus_per_node = static_cast<uint32_t>(
@@ -120,6 +123,7 @@ Cluster read_cluster(const TomlTableReader& top) {
   c.rnr_retry_count = static_cast<uint32_t>(
       r.integer("rnr_retry_count", 0, limits::kMaxRnrRetryCount).value_or(c.rnr_retry_count));
   c.jitter = read_jitter_section(r);
+  c.topology = read_topology_keys(r, c.nodes, c.gpus_per_node);
   return c;
 }
 

@@ -17,6 +17,7 @@
 #include "apps/tensorwire/protocols_command.h"
 #include "apps/tensorwire/run_command.h"
 #include "apps/tensorwire/sweep_command.h"
+#include "apps/tensorwire/topology_command.h"
 #include "report/progress_bar.h"
 
 #ifndef TENSORWIRE_VERSION
@@ -55,6 +56,8 @@ int tensorwire_main(int argc, char** argv) {
   CLI::App* protocols = add_protocols_command(app, protocols_args);
   CalibrateArgs calibrate_args;
   CLI::App* calibrate = add_calibrate_command(app, calibrate_args);
+  TopologyArgs topology_args;
+  CLI::App* topology = add_topology_command(app, topology_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -77,6 +80,7 @@ int tensorwire_main(int argc, char** argv) {
   if (plot->parsed()) return plot_command(plot_args, std::cout, std::cerr);
   if (protocols->parsed()) return protocols_command(protocols_args, std::cout, std::cerr);
   if (calibrate->parsed()) return calibrate_command(calibrate_args, std::cout, std::cerr);
+  if (topology->parsed()) return topology_command(topology_args, std::cout, std::cerr);
   std::cerr << "tensorwire: error: no command given\n" << app.help();
   return kExitBadInput;
 }

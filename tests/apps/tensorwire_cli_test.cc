@@ -977,4 +977,29 @@ TEST_F(TensorwireCli, ProtocolsListsEveryRegisteredProtocolByShape) {
   EXPECT_TRUE(contains(r.err, "--shape must be 'point-to-point' or 'collective'")) << r.err;
 }
 
+TEST_F(TensorwireCli, TopologyDescribesTheFabricAndDrawsItAsDot) {
+  const std::string ls = std::string(TENSORWIRE_SOURCE_ROOT) + "/scenarios/all_to_all_leaf_spine.toml";
+  CliRun r = run("topology " + quoted(ls));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "leaf_spine: 8 nodes, 2 leaves of 4, 2 spines, each leaf-spine link 50 Gbps"))
+      << r.out;
+  r = run("topology " + quoted(ls) + " --dot");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("graph \"all_to_all_leaf_spine\" {", 0), 0u) << r.out;
+  EXPECT_TRUE(contains(r.out, "spine1 -- leaf1")) << r.out;
+  // The file gets the same graph; stdout the description.
+  r = run("topology " + quoted(ls) + " --dot-file " + quoted(path("g.dot").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(read_file(path("g.dot")), "spine1 -- leaf1"));
+  EXPECT_TRUE(contains(r.out, "leaf_spine: ")) << r.out;
+  r = run("topology " + quoted(kQuickstart));
+  EXPECT_EQ(r.out, "star: 2 nodes, 100 Gbps per NIC\n");
+  // A scenario with a bad topology is bad input, named with file:line.
+  std::ofstream(path("bad.toml")) << "[cluster]\nnodes = 6\ntopology = \"leaf_spine\"\nleaf_nodes = 4\nspines = 1\n";
+  r = run("topology " + quoted(path("bad.toml").string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "bad.toml:4:")) << r.err;
+  EXPECT_TRUE(contains(r.err, "do not divide the cluster's 6 nodes")) << r.err;
+}
+
 }  // namespace

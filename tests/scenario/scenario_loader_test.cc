@@ -59,7 +59,9 @@ TEST_P(ShippedScenario, LoadsAndFitsItsCluster) {
 INSTANTIATE_TEST_SUITE_P(Files, ShippedScenario,
                          ::testing::Values("quickstart.toml", "vgg16_8x4.toml",
                                            "meta_data_change.toml", "string_tensors.toml",
-                                           "gpu_no_direct.toml", "resnet50_ps.toml"),
+                                           "gpu_no_direct.toml", "resnet50_ps.toml",
+                                           "vgg16_leaf_spine.toml", "vgg16_rail.toml",
+                                           "all_to_all_leaf_spine.toml"),
                          [](const auto& info) {
                            std::string n = info.param;
                            return n.substr(0, n.find('.'));

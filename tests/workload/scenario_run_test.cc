@@ -99,7 +99,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ShippedScenario{"meta_data_change.toml", true},
                       ShippedScenario{"string_tensors.toml", true},
                       ShippedScenario{"gpu_no_direct.toml", true},
-                      ShippedScenario{"vgg16_8x4.toml", false}),
+                      ShippedScenario{"vgg16_8x4.toml", false},
+                      ShippedScenario{"all_to_all_leaf_spine.toml", false},
+                      ShippedScenario{"vgg16_rail.toml", false}),
     [](const auto& info) {
       std::string name = info.param.file;
       return name.substr(0, name.find('.'));
