@@ -2,7 +2,8 @@
 // as a peer sends it into a receive slot: any bytes. decode() must answer a
 // message or kMalformedMessage without reading outside the input, and what it
 // accepts must be valid (encode_header takes it) and encode back to exactly
-// the same bytes: the header it names, then the eager content it says follows.
+// the same bytes: the header it names, then the eager content it says follows
+// (so one byte less is refused).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -33,6 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(decoded->payload_offset + payload == size, "the content is as long as it says");
   FUZZ_CHECK(std::memcmp(header->data(), data, header->size()) == 0,
              "encode_header(decode(bytes)) == the header bytes");
+  FUZZ_CHECK(!decode(in.first(size - 1)).is_ok(), "a message cut by one byte is refused");
   (void)message_type_name(m.type);
   return 0;
 }

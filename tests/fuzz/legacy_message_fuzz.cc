@@ -2,9 +2,10 @@
 // legacy_message.h) as a peer RDMA-writes it into a message buffer or a tensor
 // buffer's header slot: any bytes. decode() must answer a message or
 // kMalformedMessage without reading outside the input; what it accepts must be
-// valid, encode back to exactly the same bytes, and framed_size must find its
-// length both alone and at the front of a longer slot. framed_size itself, on
-// any bytes, answers a length within the input or kMalformedMessage.
+// valid, encode back to exactly the same bytes (one byte less is refused), and
+// framed_size must find its length both alone and at the front of a longer
+// slot. framed_size itself, on any bytes, answers a length within the input or
+// kMalformedMessage.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -54,6 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(std::memcmp(out->data(), data, size) == 0, "encode(decode(bytes)) == bytes");
   Result<RdmaMessage> again = decode(*out);
   FUZZ_CHECK(again.is_ok() && *again == *decoded, "decode(encode(m)) == m");
+  FUZZ_CHECK(!decode(in.first(size - 1)).is_ok(), "a message cut by one byte is refused");
   (void)message_type_name(decoded->type);
   return 0;
 }
