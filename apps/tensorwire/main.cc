@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/tensorwire/calibrate_command.h"
 #include "apps/tensorwire/check_command.h"
 #include "apps/tensorwire/check_merge_command.h"
 #include "apps/tensorwire/compare_command.h"
@@ -52,6 +53,8 @@ int tensorwire_main(int argc, char** argv) {
   CLI::App* plot = add_plot_command(app, plot_args);
   ProtocolsArgs protocols_args;
   CLI::App* protocols = add_protocols_command(app, protocols_args);
+  CalibrateArgs calibrate_args;
+  CLI::App* calibrate = add_calibrate_command(app, calibrate_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -73,6 +76,7 @@ int tensorwire_main(int argc, char** argv) {
   }
   if (plot->parsed()) return plot_command(plot_args, std::cout, std::cerr);
   if (protocols->parsed()) return protocols_command(protocols_args, std::cout, std::cerr);
+  if (calibrate->parsed()) return calibrate_command(calibrate_args, std::cout, std::cerr);
   std::cerr << "tensorwire: error: no command given\n" << app.help();
   return kExitBadInput;
 }

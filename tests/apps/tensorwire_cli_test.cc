@@ -394,6 +394,17 @@ TEST_F(TensorwireCli, PlanOfAScenarioWithoutABroadcastIsBadInput) {
   EXPECT_EQ(run("plan").exit_code, 2);
 }
 
+TEST_F(TensorwireCli, PlanTakesSetOverridesAndNamesABadOne) {
+  const CliRun r = run("plan " + quoted(kBroadcastMixed) + " --set workload.registration_window=256KiB");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "--set 'workload.registration_window=256KiB'")) << r.out;
+  EXPECT_TRUE(contains(r.out, "registered in windows of 256 KiB")) << r.out;
+  const CliRun bad = run("plan " + quoted(kBroadcastMixed) + " --set workload.registration_window=1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_TRUE(contains(bad.err, "registration_window")) << bad.err;
+  EXPECT_TRUE(contains(bad.err, "at least min_chunk")) << bad.err;
+}
+
 TEST_F(TensorwireCli, PlanWithAnImpossibleIbPoolIsBadInputSayingWhy) {
   std::string text = read_file(kBroadcastMixed);
   text += "ib_pool_size = \"1KiB\"\nmin_chunk = \"1KiB\"\n";

@@ -48,6 +48,7 @@ const std::vector<ZooRow>& rows() {
       {"max_consumer_read", "model_broadcast", CheckStrategy::kDfs, {}, 200},
       {"free_at_first_consumer", "model_broadcast", CheckStrategy::kRandom, {}, 100},
       {"read_reported_at_issue", "model_broadcast", CheckStrategy::kPct, {}, 100},
+      {"chunk_across_windows", "model_broadcast_windows", CheckStrategy::kDfs, {}, 200},
       {"release_at_read_post", "model_oneflow", CheckStrategy::kDfs, {}, 200},
       {"no_repost_on_read_done", "model_oneflow", CheckStrategy::kDfs, {}, 200},
       {"vbuf_reuse_at_write_post", "model_mvapich2_gpu", CheckStrategy::kDfs, {}, 200},

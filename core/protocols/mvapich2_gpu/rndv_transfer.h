@@ -18,7 +18,7 @@ namespace tensorwire::mvapich2 {
 
 struct Mv2Rendezvous::Peer {
   Peer(RankEnv env, RankId peer, const Mv2Options& o)
-      : channel(env, peer, o),
+      : channel(env, peer, eager_config_of(o)),
         send_vbufs(env, Access::kNone, o.block_bytes, o.vbuf_count),
         recv_vbufs(env, Access::kLocalWrite | Access::kRemoteWrite, o.block_bytes, o.vbuf_count),
         send_staging(env, Access::kNone),

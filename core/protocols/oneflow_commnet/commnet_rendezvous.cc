@@ -28,7 +28,8 @@ Status CommNetRendezvous::start() {
   peer_failed_.assign(world, false);
   for (RankId peer = 0; peer < world; ++peer) {
     if (peer == rank()) continue;
-    channels_[peer] = std::make_unique<EagerChannel>(env_, peer, options_);
+    channels_[peer] =
+        std::make_unique<EagerChannel>(env_, peer, eager_config_of(options_), skip_repost_of(options_));
     install_handlers(*channels_[peer]);
     if (Status s = channels_[peer]->start(); !s.is_ok()) return s;
   }

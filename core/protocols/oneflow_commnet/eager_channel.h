@@ -1,107 +1,52 @@
-// One peer's eager messages (CommNet's "Eager Message"): a pool of receives
-// posted in advance and re-posted as each message is handled, send slots,
-// credits that keep the peer's pool from running out, and a FIFO that keeps
-// the messages to the peer in order. Arrivals go to the handler of their
-// type (typed callbacks).
+// One peer's eager messages (CommNet's "Eager Message"): the shared eager
+// channel (core/protocols/eager_channel.h: receives posted in advance,
+// credits, send slots, a FIFO per peer) over CommNet's wire format, every
+// message type of the protocol on it, an eager tensor's content inline.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <deque>
-#include <functional>
+#include <span>
 #include <vector>
 
-#include "core/nic.h"
+#include "core/protocols/eager_channel.h"
 #include "core/protocols/oneflow_commnet/commnet_message.h"
 #include "core/protocols/oneflow_commnet/commnet_options.h"
-#include "core/rank_env.h"
+#include "core/protocols/oneflow_commnet/work_request_id.h"
 
 namespace tensorwire::oneflow {
 
-// An arrived message; an eager tensor's content lies in `slot` from
-// `payload_offset` until the handler returns (the receive is re-posted then).
-struct Arrival {
-  RankId peer = 0;
-  const Message& message;
-  const Buffer& slot;
-  uint64_t payload_offset = 0;
+struct CommNetWire {
+  using Message = oneflow::Message;
+  using MessageType = oneflow::MessageType;
+  using Decoded = oneflow::Decoded;
+  static constexpr size_t kMessageTypes = oneflow::kMessageTypes;
+  static constexpr MessageType kCredit = MessageType::kCredit;
+  static constexpr MessageType kInlineContent = MessageType::kEagerTensor;
+  static size_t index(MessageType type) { return message_type_index(type); }
+  static size_t max_header_size() { return oneflow::max_header_size(); }
+  static Result<std::vector<std::byte>> encode_header(const Message& m) { return oneflow::encode_header(m); }
+  static Result<Decoded> decode(std::span<const std::byte> bytes) { return oneflow::decode(bytes); }
+  static uint64_t receive_wr_id(RankId peer, uint32_t slot) {
+    return WorkRequestId{WorkKind::kReceive, peer, slot}.pack();
+  }
+  static uint64_t send_wr_id(RankId peer, uint32_t slot) {
+    return WorkRequestId{WorkKind::kSend, peer, slot}.pack();
+  }
 };
-using MessageHandler = std::function<void(const Arrival&)>;
 
-// An eager tensor's content in host memory the protocol allocated: the channel
-// copies it into the send slot when the message goes, then frees it.
-struct InlineContent {
-  Buffer source;  // tensor_bytes long; length 0: none
-};
+using EagerChannel = protocols::EagerChannel<CommNetWire>;
+using Arrival = EagerChannel::Arrival;
+using MessageHandler = EagerChannel::MessageHandler;
+using protocols::InlineContent;
 
-class EagerChannel {
- public:
-  EagerChannel(RankEnv env, RankId peer, const CommNetOptions& options);
-  ~EagerChannel();
-  EagerChannel(const EagerChannel&) = delete;
-  EagerChannel& operator=(const EagerChannel&) = delete;
-
-  // Allocates and registers the receive pool and the send slots and posts
-  // every receive.
-  Status start();
-  void on_handler(MessageType type, MessageHandler handler);
-
-  // Queues `m` (and an eager tensor's content, copied into the slot when it
-  // goes): every message but CREDIT waits for a credit, all for a free slot.
-  void send(Message m, InlineContent content = {});
-  // Completions of this channel's receives and sends. False: the channel
-  // failed (a completion error, or a message that does not decode).
-  void on_receive(const Completion& c, uint32_t slot);
-  void on_send(const Completion& c, uint32_t slot);
-  // Posts what waits, while credits and slots allow.
-  void pump();
-  void fail(Status why);
-
-  bool failed() const { return !failure_.is_ok(); }
-  const Status& failure() const { return failure_; }
-  RankId peer() const { return peer_; }
-  uint32_t receives_posted() const { return receives_posted_; }
-  uint32_t credits() const { return credits_; }
-  size_t queued() const { return data_queue_.size(); }
-  std::array<uint64_t, kMessageTypes> sent{};
-  std::array<uint64_t, kMessageTypes> received{};
-  uint64_t credit_waits = 0;       // a data message found no credit
-  uint64_t credits_piggybacked = 0;  // credits returned on a data message
-  uint64_t malformed = 0;
-
-  // The data credits of a pool: two receives are kept for credit messages.
-  static uint32_t data_credits(uint32_t pool) { return pool - 2; }
-
- private:
-  struct Queued {
-    Message message;
-    InlineContent content;
-  };
-  size_t slot_bytes() const;
-  Buffer receive_slot(uint32_t slot) const;
-  Buffer send_slot(uint32_t slot) const;
-  Status post_receive(uint32_t slot);
-  // Takes a slot and posts `q`; false when the send queue is full.
-  bool post(Queued& q);
-  void return_credit();
-  uint32_t credit_threshold() const;
-
-  RankEnv env_;
-  RankId peer_;
-  CommNetOptions options_;
-  QpHandle qp_;
-  Buffer receive_pool_;
-  Buffer send_pool_;
-  MemoryRegion receive_region_;
-  MemoryRegion send_region_;
-  std::vector<uint32_t> free_send_slots_;
-  uint32_t receives_posted_ = 0;
-  uint32_t credits_ = 0;     // messages the peer's pool takes before it returns some
-  uint32_t unreturned_ = 0;  // receives re-posted whose credits the peer has not been told
-  bool credit_queued_ = false;
-  std::deque<Queued> data_queue_;
-  std::array<MessageHandler, kMessageTypes> handlers_;
-  Status failure_;
-};
+// The options' pool and slot size; the planted no_repost_on_read_done keeps a
+// READ_DONE's receive from being re-posted.
+inline EagerChannel::SkipRepost skip_repost_of(const CommNetOptions& o) {
+  if (o.planted_bug != PlantedBug::kNoRepostOnReadDone) return nullptr;
+  return [](const Message& m) { return m.type == MessageType::kReadDone; };
+}
+inline protocols::EagerChannelConfig eager_config_of(const CommNetOptions& o) {
+  return {o.receive_pool_size, o.eager_max_bytes};
+}
 
 }  // namespace tensorwire::oneflow

@@ -8,6 +8,7 @@ const char* planted_collective_bug_name(PlantedCollectiveBug bug) {
     case PlantedCollectiveBug::kMaxConsumerRead: return "max_consumer_read";
     case PlantedCollectiveBug::kFreeAtFirstConsumer: return "free_at_first_consumer";
     case PlantedCollectiveBug::kReadReportedAtIssue: return "read_reported_at_issue";
+    case PlantedCollectiveBug::kChunkAcrossWindows: return "chunk_across_windows";
   }
   return "?";
 }

@@ -15,13 +15,18 @@ enum class PlantedCollectiveBug : uint8_t {
   // The DMA sanitizer names it at the refill (the simulated NIC takes a
   // write's bytes when it posts it, so none arrive wrong):
   kReadReportedAtIssue,  // a consumer reports ring bytes read when its RDMA write is posted, not done
+  // With registration windows: a writer does not cut its chunks at a window's
+  // end, so a chunk crossing into the next window carries the first one's
+  // rkey (each window is its own memory region); the NIC refuses the write.
+  kChunkAcrossWindows,
 };
 
 inline constexpr PlantedCollectiveBug kPlantedCollectiveBugs[] = {
     PlantedCollectiveBug::kMaxConsumerRead, PlantedCollectiveBug::kFreeAtFirstConsumer,
-    PlantedCollectiveBug::kReadReportedAtIssue};
+    PlantedCollectiveBug::kReadReportedAtIssue, PlantedCollectiveBug::kChunkAcrossWindows};
 
-// "max_consumer_read", "free_at_first_consumer", "read_reported_at_issue", "none".
+// "max_consumer_read", "free_at_first_consumer", "read_reported_at_issue",
+// "chunk_across_windows", "none".
 const char* planted_collective_bug_name(PlantedCollectiveBug bug);
 // False when `name` names no collective bug ("none" is kNone).
 bool planted_collective_bug_from_name(std::string_view name, PlantedCollectiveBug& bug);

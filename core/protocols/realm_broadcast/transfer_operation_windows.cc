@@ -98,7 +98,9 @@ Status TransferOperation::on_window_ready(uint32_t copy, const CollectiveMessage
 
 uint64_t TransferOperation::room_to_window_end(uint32_t copy, uint64_t off_out) const {
   const TransferCopy& c = graph_.copies[copy];
-  if (!c.hop.network || !windowed_[c.to]) return std::numeric_limits<uint64_t>::max();
+  if (!c.hop.network || !windowed_[c.to] || bug_ == PlantedCollectiveBug::kChunkAcrossWindows) {
+    return std::numeric_limits<uint64_t>::max();
+  }
   const uint64_t window = options_.registration_window_bytes;
   return window - off_out % window;
 }
