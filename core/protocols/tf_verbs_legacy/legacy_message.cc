@@ -252,6 +252,25 @@ bool read_raw(Reader& r, RdmaMessage& m, uint8_t& raw_type, uint8_t& raw_dtype) 
   return raw_type != static_cast<uint8_t>(RdmaMessageType::kError) || read_error(r, m);
 }
 
+// An ERROR's length runs on past the seed's fields: its error_size says by
+// how much (framed_size must not stop at tensor_bytes, or the text and its
+// size would be left out of the frame).
+Result<size_t> framed_error_size(std::span<const std::byte> in, const Offsets& o) {
+  if (in.size() < o.error_text) {
+    return bad(StatusCode::kMalformedMessage, "error_size", o.error_size, "missing");
+  }
+  const size_t text = static_cast<size_t>(in[o.error_size]) |
+                      static_cast<size_t>(in[o.error_size + 1]) << 8;
+  if (text > kMaxErrorTextBytes) {
+    return bad(StatusCode::kMalformedMessage, "error_size", o.error_size,
+               "more than " + std::to_string(kMaxErrorTextBytes));
+  }
+  if (o.error_text + text > in.size()) {
+    return bad(StatusCode::kMalformedMessage, "error_text", in.size(), "past the end of the slot");
+  }
+  return o.error_text + text;
+}
+
 }  // namespace
 
 const char* message_type_name(RdmaMessageType type) {
@@ -322,11 +341,12 @@ Result<size_t> framed_size(std::span<const std::byte> in) {
     return bad(StatusCode::kMalformedMessage, "num_dims", o.num_dims,
                "more than " + std::to_string(kMaxDims));
   }
-  const size_t size = offsets_for(name, dims).end;
-  if (size > in.size()) {
+  const Offsets full = offsets_for(name, dims);
+  if (full.end > in.size()) {
     return bad(StatusCode::kMalformedMessage, "tensor_bytes", in.size(), "past the end of the slot");
   }
-  return size;
+  if (static_cast<uint8_t>(in[0]) != static_cast<uint8_t>(RdmaMessageType::kError)) return full.end;
+  return framed_error_size(in, full);
 }
 
 Result<RdmaMessage> decode(std::span<const std::byte> in) {

@@ -73,8 +73,9 @@ size_t max_encoded_size();
 Status validate(const RdmaMessage& m);
 Result<std::vector<std::byte>> encode(const RdmaMessage& m);
 // The length of the message `in` starts with, from its name_size and
-// num_dims (a tensor write's header sits in a slot longer than itself);
-// kMalformedMessage when those bytes are missing or out of range.
+// num_dims, and for an ERROR its error_size too (a tensor write's header sits
+// in a slot longer than itself); kMalformedMessage when those bytes are
+// missing or out of range, or the length runs past the end of `in`.
 Result<size_t> framed_size(std::span<const std::byte> in);
 // Exactly one message spanning all of `in`.
 Result<RdmaMessage> decode(std::span<const std::byte> in);

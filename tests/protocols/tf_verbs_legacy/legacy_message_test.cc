@@ -64,7 +64,6 @@ TEST(LegacyMessage, EveryTypeRoundTripsAndItsFramedSizeIsItsLength) {
     Result<RdmaMessage> back = decode(*bytes);
     ASSERT_TRUE(back.is_ok()) << back.status().message();
     EXPECT_EQ(*back, m);
-    if (m.type == RdmaMessageType::kError) continue;  // never in a header slot
     std::vector<std::byte> slot = *bytes;
     slot.resize(1024);  // a header slot is longer than the header
     Result<size_t> framed = framed_size(slot);
@@ -121,6 +120,31 @@ TEST(LegacyMessage, TrailingBytesAndUnusedFieldsAreRefused) {
   RdmaMessage response = with_meta(RdmaMessageType::kBufferResponse);
   response.buffer_size = 8;  // smaller than the tensor
   EXPECT_FALSE(validate(response).is_ok());
+}
+
+// Found by the legacy_message fuzz target: framed_size stopped an ERROR at
+// tensor_bytes, leaving its code, size and text out of the frame, so decoding
+// the frame it gave refused a valid ERROR as truncated.
+TEST(LegacyMessage, FramedSizeOfAnErrorCoversItsText) {
+  const std::vector<std::byte> bytes = *encode(error_message());
+  std::vector<std::byte> slot = bytes;
+  slot.resize(1024);
+  Result<size_t> framed = framed_size(slot);
+  ASSERT_TRUE(framed.is_ok()) << framed.status().message();
+  EXPECT_EQ(*framed, bytes.size());
+  EXPECT_TRUE(decode(std::span(slot).first(*framed)).is_ok());
+  // The text cut by the end of the slot, and an error_size past the bound.
+  Result<size_t> cut = framed_size(std::span(bytes).first(bytes.size() - 1));
+  ASSERT_FALSE(cut.is_ok());
+  EXPECT_EQ(cut.status().code(), StatusCode::kMalformedMessage);
+  EXPECT_NE(cut.status().message().find("error_text"), std::string::npos) << cut.status().message();
+  const size_t size_at = bytes.size() - error_message().error_text.size() - 2;
+  std::vector<std::byte> too_long = bytes;
+  too_long[size_at] = std::byte{161};
+  Result<size_t> refused = framed_size(too_long);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("error_size"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST(ChannelSetup, RoundTripsAndRefusesBadRecords) {
