@@ -5,6 +5,7 @@
 
 #include "backend_sim/simulator.h"
 #include "core/assert.h"
+#include "core/workload/peer_sets.h"
 #include "runner/model_hooks.h"
 
 namespace tensorwire {
@@ -84,11 +85,20 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
 
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();
   report.coverage = protocol.coverage(scenario.protocol.options);
+  // Each rank's peers, for protocols that set up state only for the pairs
+  // that talk; outlives every rendezvous that holds a pointer into it.
+  Result<std::vector<std::vector<RankId>>> peers = peer_sets_of(scenario.workload, report.ranks);
+  if (!peers.is_ok()) {
+    report.problems.push_back(status_problem("workload: " + peers.status().to_string(),
+                                             peers.status(), 0));
+    return report;
+  }
   std::vector<std::unique_ptr<Rendezvous>> rendezvous;
   std::vector<Rendezvous*> rendezvous_ptrs;
   std::vector<RankEnv> envs;
   for (RankId r = 0; r < report.ranks; ++r) {
     envs.push_back(simulator.env(r));
+    envs.back().peers = &(*peers)[r];
     rendezvous.push_back(protocol.make_rendezvous(envs.back(), scenario.protocol.options));
     TW_ASSERT(rendezvous.back() != nullptr);
     rendezvous_ptrs.push_back(rendezvous.back().get());
