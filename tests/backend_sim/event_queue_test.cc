@@ -3,6 +3,7 @@
 
 #include <array>
 #include <memory>
+#include <string>
 
 #include "backend_sim/event_queue.h"
 #include "backend_sim/scheduler.h"
@@ -22,6 +23,64 @@ TEST(EventQueue, RunsByTimeThenInsertionOrder) {
   EXPECT_EQ(order, "abc");
   EXPECT_EQ(q.now_ns(), 20);
   EXPECT_EQ(q.processed(), 3u);
+}
+
+// Events due now go to a FIFO beside the heap: those the heap already holds
+// for now (scheduled before time got there) still run first, then the ones
+// scheduled at now in insertion order, before anything later; a cancelled one
+// in the FIFO is skipped, and the running event may cancel, schedule and be
+// cancelled itself without harm.
+TEST(EventQueue, EventsDueNowRunAfterTheHeapsOnesForNowAndBeforeLaterOnes) {
+  EventQueue q;
+  std::string order;
+  EventId doomed;
+  EventId self;
+  q.schedule_at(20, 0, "t", [&] { order += "z"; });
+  self = q.schedule_at(10, 0, "t", [&] {
+    order += "a";
+    q.cancel(self);  // the running event: a no-op
+    q.schedule_at(10, 0, "t", [&] {
+      order += "d";
+      q.schedule_after(0, 0, "t", [&] { order += "f"; });
+    });
+    doomed = q.schedule_at(10, 0, "t", [&] { order += "X"; });
+    q.schedule_at(10, 0, "t", [&] { order += "e"; });
+    q.schedule_at(11, 0, "t", [&] { order += "y"; });
+  });
+  q.schedule_at(10, 0, "t", [&] {
+    order += "b";
+    q.cancel(doomed);
+  });
+  q.schedule_at(10, 0, "t", [&] { order += "c"; });
+  q.run_next();
+  EXPECT_EQ(order, "a");
+  TimeNs next = -1;
+  ASSERT_TRUE(q.next_time(next));
+  EXPECT_EQ(next, 10);
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(order, "abcdefyz");
+  EXPECT_EQ(q.processed(), 8u);
+  EXPECT_TRUE(q.empty());
+}
+
+// The same schedule with a scheduler installed half-way: the FIFO's events
+// move to the heap and keep their order.
+TEST(EventQueue, InstallingASchedulerKeepsTheEventsDueNowInOrder) {
+  EventQueue q;
+  std::string order;
+  q.schedule_at(5, 0, "t", [&] {
+    order += "a";
+    q.schedule_at(5, 0, "t", [&] { order += "b"; });
+    q.schedule_at(5, 0, "t", [&] { order += "c"; });
+    q.schedule_at(6, 0, "t", [&] { order += "d"; });
+  });
+  ASSERT_TRUE(q.run_next());
+  q.set_scheduler(std::make_unique<FifoScheduler>());
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(order, "abcd");
+  EXPECT_EQ(q.processed(), 4u);
 }
 
 // Callables of every size run: small ones inline, large ones on the heap;
