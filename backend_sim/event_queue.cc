@@ -36,8 +36,7 @@ EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uin
   if (at_ns == now_ns_ && !scheduler_) {
     now_fifo_.push_back({at_ns, sequence, index});  // see the header: no heap operation
   } else {
-    heap_.push_back({at_ns, sequence, index});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    heap_push({at_ns, sequence, index});
   }
   ++live_;
   if (heap_.size() > 2 * live_ + 1024) drop_cancelled();
@@ -51,10 +50,66 @@ EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uin
 void EventQueue::cancel(EventId id) {
   if (!is_pending(id)) return;
   Slot& s = slot(id.slot);
-  s.sequence = 0;  // the heap entry stays; it is dropped when it surfaces
+  s.sequence = 0;
   s.fn.reset();
   TW_ASSERT_HOT(live_ > 0);
   --live_;
+  // Out of the heap now, so that no dead entry is popped later (a busy port
+  // moves every flow's finish event at each start and end). An entry in the
+  // FIFO or a scheduler's ready set stays and is dropped when it surfaces.
+  if (s.heap_pos != kNotInHeap) {
+    heap_remove(s.heap_pos);
+    free_slots_.push_back(id.slot);
+  }
+}
+
+inline void EventQueue::place(size_t pos, const HeapEntry& e) {
+  heap_[pos] = e;
+  slot(e.slot).heap_pos = static_cast<uint32_t>(pos);
+}
+
+inline void EventQueue::sift_up(size_t pos) {
+  const HeapEntry e = heap_[pos];
+  while (pos > 0) {
+    const size_t parent = (pos - 1) / 2;
+    if (!later(heap_[parent], e)) break;
+    place(pos, heap_[parent]);
+    pos = parent;
+  }
+  place(pos, e);
+}
+
+inline void EventQueue::sift_down(size_t pos) {
+  const HeapEntry e = heap_[pos];
+  const size_t n = heap_.size();
+  for (;;) {
+    size_t child = 2 * pos + 1;
+    if (child >= n) break;
+    if (child + 1 < n && later(heap_[child], heap_[child + 1])) ++child;
+    if (!later(e, heap_[child])) break;
+    place(pos, heap_[child]);
+    pos = child;
+  }
+  place(pos, e);
+}
+
+inline void EventQueue::heap_push(const HeapEntry& e) {
+  heap_.push_back(e);
+  sift_up(heap_.size() - 1);
+}
+
+inline void EventQueue::heap_remove(size_t pos) {
+  TW_ASSERT_HOT(pos < heap_.size());
+  slot(heap_[pos].slot).heap_pos = kNotInHeap;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  if (pos == heap_.size()) return;
+  place(pos, last);
+  if (pos > 0 && later(heap_[(pos - 1) / 2], last)) {
+    sift_up(pos);
+  } else {
+    sift_down(pos);
+  }
 }
 
 namespace {
@@ -72,8 +127,8 @@ std::optional<uint32_t> EventQueue::bring_forward(std::string_view kind) {
   }
   if (earliest == nullptr) return std::nullopt;
   const uint32_t rank = slot(earliest->slot).rank;
-  earliest->at_ns = now_ns_;
-  std::make_heap(heap_.begin(), heap_.end(), later);
+  earliest->at_ns = now_ns_;  // earlier than before: it can only move up
+  sift_up(static_cast<size_t>(earliest - heap_.data()));
   TW_ASSERT(!heap_.empty() && heap_.front().at_ns == now_ns_);
   return rank;
 }
@@ -90,23 +145,23 @@ bool EventQueue::is_pending(EventId id) const {
   return id.valid() && id.slot < slot_count_ && slot(id.slot).sequence == id.sequence;
 }
 
-// Cancelled events' heap entries wait to surface; when rates are solved
-// again often (every flow of a busy port moved at each start and end) they
-// outnumber the live ones. Dropping them keeps the order: it is (time,
+// cancel() takes an event's entry out of the heap, but one a scheduler had
+// gathered as ready goes back in dead; should those ever outnumber the live
+// ones, they are dropped together. Dropping them keeps the order: it is (time,
 // sequence), which the live entries carry.
 void EventQueue::drop_cancelled() {
   auto cancelled = [this](const HeapEntry& e) { return slot(e.slot).sequence != e.sequence; };
   for (const HeapEntry& e : heap_) {
-    if (cancelled(e)) free_slots_.push_back(e.slot);
+    if (!cancelled(e)) continue;
+    slot(e.slot).heap_pos = kNotInHeap;
+    free_slots_.push_back(e.slot);
   }
   heap_.erase(std::remove_if(heap_.begin(), heap_.end(), cancelled), heap_.end());
   std::make_heap(heap_.begin(), heap_.end(), later);
+  for (size_t pos = 0; pos < heap_.size(); ++pos) place(pos, heap_[pos]);
 }
 
-void EventQueue::pop_heap_top() {
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  heap_.pop_back();
-}
+inline void EventQueue::pop_heap_top() { heap_remove(0); }
 
 EventQueue::HeapEntry EventQueue::pop_now_fifo() {
   TW_ASSERT_HOT(!now_fifo_empty());
@@ -182,8 +237,7 @@ bool EventQueue::run_next() {
       HeapEntry e;
       if (!pop_live(e)) break;
       if (e.at_ns != first.at_ns) {
-        heap_.push_back(e);
-        std::push_heap(heap_.begin(), heap_.end(), later);
+        heap_push(e);
         break;
       }
       ready_.push_back(e);
@@ -204,8 +258,7 @@ bool EventQueue::run_next() {
     if (pick >= ready_.size()) pick = 0;
     for (size_t i = 0; i < ready_.size(); ++i) {
       if (i == pick && !again) continue;
-      heap_.push_back(ready_[i]);
-      std::push_heap(heap_.begin(), heap_.end(), later);
+      heap_push(ready_[i]);
     }
     if (again) continue;
     TW_ASSERT_HOT(ready_info_[pick].at_ns == now_ns_);
@@ -240,8 +293,7 @@ bool EventQueue::next_time(TimeNs& at_ns) {
 void EventQueue::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
   // The scheduler path gathers ready events from the heap alone.
   while (!now_fifo_empty()) {
-    heap_.push_back(pop_now_fifo());
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    heap_push(pop_now_fifo());
   }
   scheduler_ = std::move(scheduler);
 }

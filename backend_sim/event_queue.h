@@ -124,10 +124,12 @@ class EventQueue {
     uint64_t sequence;
     uint32_t slot;
   };
+  static constexpr uint32_t kNotInHeap = UINT32_MAX;
   struct Slot {
     EventCallback fn;
     uint64_t sequence = 0;  // 0 when free or cancelled
     uint32_t rank = 0;
+    uint32_t heap_pos = kNotInHeap;  // where its entry is in heap_, if there
     const char* kind = "";
     uint64_t what = 0;
     uint64_t parent = 0;  // the sequence of the event that was running when it was scheduled
@@ -148,6 +150,13 @@ class EventQueue {
   }
   void drop_cancelled();
   void pop_heap_top();
+  // The heap keeps each entry's position in its slot (an indexed binary heap),
+  // so that cancel() removes the entry at once.
+  void place(size_t pos, const HeapEntry& e);
+  void sift_up(size_t pos);
+  void sift_down(size_t pos);
+  void heap_push(const HeapEntry& e);
+  void heap_remove(size_t pos);
   bool now_fifo_empty() const { return now_head_ == now_fifo_.size(); }
   HeapEntry pop_now_fifo();
   // Which queue holds the next event in (time, sequence) order (no scheduler).
