@@ -23,13 +23,7 @@ class EventCallback {
             typename = std::enable_if_t<!std::is_same_v<Fn, EventCallback> &&
                                         std::is_invocable_r_v<void, Fn&>>>
   EventCallback(F&& f) {  // NOLINT: implicit, so that call sites pass lambdas as before
-    if constexpr (fits_inline<Fn>()) {
-      ::new (static_cast<void*>(storage_)) Fn(std::forward<F>(f));
-      ops_ = &kInlineOps<Fn>;
-    } else {
-      *reinterpret_cast<Fn**>(storage_) = new Fn(std::forward<F>(f));
-      ops_ = &kHeapOps<Fn>;
-    }
+    construct<Fn>(std::forward<F>(f));
   }
   EventCallback(EventCallback&& other) noexcept { take(other); }
   EventCallback& operator=(EventCallback&& other) noexcept {
@@ -42,6 +36,21 @@ class EventCallback {
   EventCallback(const EventCallback&) = delete;
   EventCallback& operator=(const EventCallback&) = delete;
   ~EventCallback() { reset(); }
+
+  // Replaces what this holds with `f`, built in place: the event queue puts
+  // a callable straight into its slot, with no temporary to move from.
+  template <typename F>
+  void emplace(F&& f) {
+    using Fn = std::decay_t<F>;
+    reset();
+    if constexpr (std::is_same_v<Fn, EventCallback>) {
+      static_assert(std::is_rvalue_reference_v<F&&>, "an EventCallback is moved, never copied");
+      take(f);
+    } else {
+      static_assert(std::is_invocable_r_v<void, Fn&>, "an event runs a callable of no arguments");
+      construct<Fn>(std::forward<F>(f));
+    }
+  }
 
   void reset() {
     if (ops_ != nullptr) ops_->destroy(storage_);
@@ -76,6 +85,17 @@ class EventCallback {
       [](void* s) { (**static_cast<Fn**>(s))(); },
       [](void* from, void* to) { *static_cast<Fn**>(to) = *static_cast<Fn**>(from); },
       [](void* s) { delete *static_cast<Fn**>(s); }};
+
+  template <typename Fn, typename F>
+  void construct(F&& f) {
+    if constexpr (fits_inline<Fn>()) {
+      ::new (static_cast<void*>(storage_)) Fn(std::forward<F>(f));
+      ops_ = &kInlineOps<Fn>;
+    } else {
+      *reinterpret_cast<Fn**>(storage_) = new Fn(std::forward<F>(f));
+      ops_ = &kHeapOps<Fn>;
+    }
+  }
 
   void take(EventCallback& other) {
     ops_ = other.ops_;

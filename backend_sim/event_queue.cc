@@ -1,6 +1,7 @@
 #include "backend_sim/event_queue.h"
 
 #include <algorithm>
+#include <span>
 #include <utility>
 
 #include "core/assert.h"
@@ -10,45 +11,105 @@ namespace tensorwire::sim {
 EventQueue::EventQueue() = default;
 EventQueue::~EventQueue() = default;
 
-EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what,
-                                EventCallback fn) {
+EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what) {
   // Time never goes backwards: every caller schedules at now or later (a
   // delay is clamped at 0 in schedule_after).
   TW_ASSERT_HOT_MSG(at_ns >= now_ns_, "an event scheduled before now");
-  TW_ASSERT_HOT(static_cast<bool>(fn));
-  uint32_t slot;
+  uint32_t index;
   if (!free_slots_.empty()) {
-    slot = free_slots_.back();
+    index = free_slots_.back();
     free_slots_.pop_back();
   } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+    index = slot_count_++;
+    if ((index >> kSlotChunkBits) >= slot_chunks_.size()) {
+      slot_chunks_.push_back(std::make_unique<Slot[]>(kSlotChunk));
+    }
   }
   const uint64_t sequence = next_sequence_++;
-  Slot& s = slots_[slot];
-  s.fn = std::move(fn);
+  Slot& s = slot(index);
+  TW_ASSERT_HOT_MSG(!s.fn, "a free slot holds no callable");
   s.sequence = sequence;
   s.rank = rank;
   s.kind = kind;
   s.what = what;
   s.parent = running_sequence_;
-  heap_.push_back({at_ns, sequence, slot});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  if (at_ns == now_ns_ && !scheduler_) {
+    now_fifo_.push_back({at_ns, sequence, index});  // see the header: no heap operation
+  } else {
+    heap_push({at_ns, sequence, index});
+  }
   ++live_;
   if (heap_.size() > 2 * live_ + 1024) drop_cancelled();
-  // Every live event has its heap entry, except the ready ones a scheduler is
-  // choosing among (a fault it injects in pick() schedules events).
-  TW_ASSERT_HOT_MSG(live_ <= heap_.size() + ready_.size(), "every live event has its heap entry");
-  return {slot, sequence};
+  // Every live event has its heap or FIFO entry, except the ready ones a
+  // scheduler is choosing among (a fault it injects in pick() schedules events).
+  TW_ASSERT_HOT_MSG(live_ <= heap_.size() + (now_fifo_.size() - now_head_) + ready_.size(),
+                    "every live event has its heap entry");
+  return {index, sequence};
 }
 
 void EventQueue::cancel(EventId id) {
   if (!is_pending(id)) return;
-  Slot& s = slots_[id.slot];
-  s.sequence = 0;  // the heap entry stays; it is dropped when it surfaces
+  Slot& s = slot(id.slot);
+  s.sequence = 0;
   s.fn.reset();
   TW_ASSERT_HOT(live_ > 0);
   --live_;
+  // Out of the heap now, so that no dead entry is popped later (a busy port
+  // moves every flow's finish event at each start and end). An entry in the
+  // FIFO or a scheduler's ready set stays and is dropped when it surfaces.
+  if (s.heap_pos != kNotInHeap) {
+    heap_remove(s.heap_pos);
+    free_slots_.push_back(id.slot);
+  }
+}
+
+inline void EventQueue::place(size_t pos, const HeapEntry& e) {
+  heap_[pos] = e;
+  slot(e.slot).heap_pos = static_cast<uint32_t>(pos);
+}
+
+inline void EventQueue::sift_up(size_t pos) {
+  const HeapEntry e = heap_[pos];
+  while (pos > 0) {
+    const size_t parent = (pos - 1) / 2;
+    if (!later(heap_[parent], e)) break;
+    place(pos, heap_[parent]);
+    pos = parent;
+  }
+  place(pos, e);
+}
+
+inline void EventQueue::sift_down(size_t pos) {
+  const HeapEntry e = heap_[pos];
+  const size_t n = heap_.size();
+  for (;;) {
+    size_t child = 2 * pos + 1;
+    if (child >= n) break;
+    if (child + 1 < n && later(heap_[child], heap_[child + 1])) ++child;
+    if (!later(e, heap_[child])) break;
+    place(pos, heap_[child]);
+    pos = child;
+  }
+  place(pos, e);
+}
+
+inline void EventQueue::heap_push(const HeapEntry& e) {
+  heap_.push_back(e);
+  sift_up(heap_.size() - 1);
+}
+
+inline void EventQueue::heap_remove(size_t pos) {
+  TW_ASSERT_HOT(pos < heap_.size());
+  slot(heap_[pos].slot).heap_pos = kNotInHeap;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  if (pos == heap_.size()) return;
+  place(pos, last);
+  if (pos > 0 && later(heap_[(pos - 1) / 2], last)) {
+    sift_up(pos);
+  } else {
+    sift_down(pos);
+  }
 }
 
 namespace {
@@ -60,54 +121,71 @@ bool is_kind(const char* kind, std::string_view wanted) { return std::string_vie
 std::optional<uint32_t> EventQueue::bring_forward(std::string_view kind) {
   HeapEntry* earliest = nullptr;
   for (HeapEntry& e : heap_) {
-    const Slot& slot = slots_[e.slot];
-    if (slot.sequence != e.sequence || e.at_ns <= now_ns_ || !is_kind(slot.kind, kind)) continue;
+    const Slot& event = slot(e.slot);
+    if (event.sequence != e.sequence || e.at_ns <= now_ns_ || !is_kind(event.kind, kind)) continue;
     if (earliest == nullptr || later(*earliest, e)) earliest = &e;
   }
   if (earliest == nullptr) return std::nullopt;
-  const uint32_t rank = slots_[earliest->slot].rank;
-  earliest->at_ns = now_ns_;
-  std::make_heap(heap_.begin(), heap_.end(), later);
+  const uint32_t rank = slot(earliest->slot).rank;
+  earliest->at_ns = now_ns_;  // earlier than before: it can only move up
+  sift_up(static_cast<size_t>(earliest - heap_.data()));
   TW_ASSERT(!heap_.empty() && heap_.front().at_ns == now_ns_);
   return rank;
 }
 
 bool EventQueue::has_later(std::string_view kind) const {
   for (const HeapEntry& e : heap_) {
-    const Slot& slot = slots_[e.slot];
-    if (slot.sequence == e.sequence && e.at_ns > now_ns_ && is_kind(slot.kind, kind)) return true;
+    const Slot& event = slot(e.slot);
+    if (event.sequence == e.sequence && e.at_ns > now_ns_ && is_kind(event.kind, kind)) return true;
   }
   return false;
 }
 
 bool EventQueue::is_pending(EventId id) const {
-  return id.valid() && id.slot < slots_.size() && slots_[id.slot].sequence == id.sequence;
+  return id.valid() && id.slot < slot_count_ && slot(id.slot).sequence == id.sequence;
 }
 
-// Cancelled events' heap entries wait to surface; when rates are solved
-// again often (every flow of a busy port moved at each start and end) they
-// outnumber the live ones. Dropping them keeps the order: it is (time,
+// cancel() takes an event's entry out of the heap, but one a scheduler had
+// gathered as ready goes back in dead; should those ever outnumber the live
+// ones, they are dropped together. Dropping them keeps the order: it is (time,
 // sequence), which the live entries carry.
 void EventQueue::drop_cancelled() {
-  auto cancelled = [this](const HeapEntry& e) { return slots_[e.slot].sequence != e.sequence; };
+  auto cancelled = [this](const HeapEntry& e) { return slot(e.slot).sequence != e.sequence; };
   for (const HeapEntry& e : heap_) {
-    if (cancelled(e)) free_slots_.push_back(e.slot);
+    if (!cancelled(e)) continue;
+    slot(e.slot).heap_pos = kNotInHeap;
+    free_slots_.push_back(e.slot);
   }
   heap_.erase(std::remove_if(heap_.begin(), heap_.end(), cancelled), heap_.end());
   std::make_heap(heap_.begin(), heap_.end(), later);
+  for (size_t pos = 0; pos < heap_.size(); ++pos) place(pos, heap_[pos]);
 }
 
-void EventQueue::pop_heap_top() {
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  heap_.pop_back();
+inline void EventQueue::pop_heap_top() { heap_remove(0); }
+
+EventQueue::HeapEntry EventQueue::pop_now_fifo() {
+  TW_ASSERT_HOT(!now_fifo_empty());
+  const HeapEntry e = now_fifo_[now_head_++];
+  TW_ASSERT_HOT_MSG(e.at_ns == now_ns_, "the FIFO holds events due now only");
+  if (now_fifo_empty()) {  // keep the capacity: the next instant fills it again
+    now_fifo_.clear();
+    now_head_ = 0;
+  }
+  return e;
 }
 
-// Pops heap entries until one whose slot is still live; frees cancelled slots.
+// Pops entries, in (time, sequence) order across the heap and the FIFO of
+// events due now, until one whose slot is still live; frees cancelled slots.
 bool EventQueue::pop_live(HeapEntry& out) {
-  while (!heap_.empty()) {
-    HeapEntry top = heap_.front();
-    pop_heap_top();
-    if (slots_[top.slot].sequence == top.sequence) {
+  while (!heap_.empty() || !now_fifo_empty()) {
+    HeapEntry top;
+    if (next_is_in_heap()) {
+      top = heap_.front();
+      pop_heap_top();
+    } else {
+      top = pop_now_fifo();
+    }
+    if (slot(top.slot).sequence == top.sequence) {
       out = top;
       return true;
     }
@@ -117,18 +195,20 @@ bool EventQueue::pop_live(HeapEntry& out) {
   return false;
 }
 
-void EventQueue::run_slot(uint32_t slot) {
-  TW_ASSERT_HOT(slot < slots_.size());
-  TW_ASSERT_HOT_MSG(slots_[slot].sequence != 0 && static_cast<bool>(slots_[slot].fn),
-                "only a live event runs");
+void EventQueue::run_slot(uint32_t index) {
+  TW_ASSERT_HOT(index < slot_count_);
+  Slot& s = slot(index);
+  TW_ASSERT_HOT_MSG(s.sequence != 0 && static_cast<bool>(s.fn), "only a live event runs");
   TW_ASSERT_HOT(live_ > 0);
-  EventCallback fn = std::move(slots_[slot].fn);
-  running_sequence_ = slots_[slot].sequence;
-  slots_[slot].sequence = 0;
-  free_slots_.push_back(slot);
+  running_sequence_ = s.sequence;
+  s.sequence = 0;  // no longer pending: cancelling it from inside is a no-op
   --live_;
   ++processed_;
-  fn();
+  // In place, not moved out: the slot's chunk never moves, and the slot is
+  // freed (so reused) only once its callable is done and destroyed.
+  s.fn();
+  s.fn.reset();
+  free_slots_.push_back(index);
 }
 
 bool EventQueue::run_next() {
@@ -157,15 +237,14 @@ bool EventQueue::run_next() {
       HeapEntry e;
       if (!pop_live(e)) break;
       if (e.at_ns != first.at_ns) {
-        heap_.push_back(e);
-        std::push_heap(heap_.begin(), heap_.end(), later);
+        heap_push(e);
         break;
       }
       ready_.push_back(e);
     }
     ready_info_.clear();
     for (const HeapEntry& e : ready_) {
-      const Slot& s = slots_[e.slot];
+      const Slot& s = slot(e.slot);
       ready_info_.push_back({e.sequence, s.rank, s.kind, s.parent, e.at_ns});
     }
     // Same-time events may run in any order the scheduler picks; time
@@ -179,8 +258,7 @@ bool EventQueue::run_next() {
     if (pick >= ready_.size()) pick = 0;
     for (size_t i = 0; i < ready_.size(); ++i) {
       if (i == pick && !again) continue;
-      heap_.push_back(ready_[i]);
-      std::push_heap(heap_.begin(), heap_.end(), later);
+      heap_push(ready_[i]);
     }
     if (again) continue;
     TW_ASSERT_HOT(ready_info_[pick].at_ns == now_ns_);
@@ -191,9 +269,17 @@ bool EventQueue::run_next() {
 }
 
 bool EventQueue::next_time(TimeNs& at_ns) {
+  while (!now_fifo_empty()) {
+    const HeapEntry& front = now_fifo_[now_head_];
+    if (slot(front.slot).sequence == front.sequence) {
+      at_ns = now_ns_;  // nothing in the heap is due earlier than now
+      return true;
+    }
+    free_slots_.push_back(pop_now_fifo().slot);  // a cancelled event's slot
+  }
   while (!heap_.empty()) {
     const HeapEntry& top = heap_.front();
-    if (slots_[top.slot].sequence == top.sequence) {
+    if (slot(top.slot).sequence == top.sequence) {
       at_ns = top.at_ns;
       return true;
     }
@@ -205,17 +291,26 @@ bool EventQueue::next_time(TimeNs& at_ns) {
 }
 
 void EventQueue::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
+  // The scheduler path gathers ready events from the heap alone.
+  while (!now_fifo_empty()) {
+    heap_push(pop_now_fifo());
+  }
   scheduler_ = std::move(scheduler);
 }
 
 uint64_t EventQueue::pending_digest() const {
   uint64_t sum = 0;
-  for (const HeapEntry& e : heap_) {
-    const Slot& slot = slots_[e.slot];
-    if (slot.sequence != e.sequence) continue;  // cancelled
-    StateDigest d;
-    d.add(slot.rank).add(std::string_view(slot.kind)).add(slot.what).add(static_cast<uint64_t>(e.at_ns - now_ns_));
-    sum += d.value();
+  auto entries = {std::span<const HeapEntry>(heap_),
+                  std::span<const HeapEntry>(now_fifo_).subspan(now_head_)};
+  for (std::span<const HeapEntry> queue : entries) {
+    for (const HeapEntry& e : queue) {
+      const Slot& event = slot(e.slot);
+      if (event.sequence != e.sequence) continue;  // cancelled
+      StateDigest d;
+      d.add(event.rank).add(std::string_view(event.kind)).add(event.what);
+      d.add(static_cast<uint64_t>(e.at_ns - now_ns_));
+      sum += d.value();
+    }
   }
   return sum;
 }

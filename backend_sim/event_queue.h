@@ -2,6 +2,13 @@
 // Ties at the same time go to a Scheduler when one is installed; the default is
 // insertion order. Cancelled events are dropped when they surface and are not
 // counted as processed.
+//
+// Without a scheduler, an event due now (a completion handed to the CPU that
+// is free, a post, a timer of zero) skips the heap: it goes to a FIFO of "now"
+// events. That keeps the order exactly: every heap entry due now was
+// scheduled before time reached now, so it has a smaller sequence than every
+// FIFO entry and runs first; the FIFO then runs in insertion order, and time
+// cannot move on while it holds a live event.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +20,7 @@
 
 #include "backend_sim/event_callback.h"
 #include "backend_sim/scheduler.h"
+#include "core/assert.h"
 #include "core/clock.h"
 #include "core/state_digest.h"
 
@@ -34,18 +42,29 @@ class EventQueue {
   // of its kind will act on (a queue pair and work request, a copy's
   // buffers), for pending_digest(): two pending events of one kind that act
   // on different things must differ there.
-  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what,
-                      EventCallback fn);
-  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, EventCallback fn) {
-    return schedule_at(at_ns, rank, kind, 0, std::move(fn));
+  // `fn` is any callable of no arguments (or an EventCallback), built straight
+  // into the event's slot.
+  template <typename F>
+  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what, F&& fn) {
+    const EventId id = add_event(at_ns, rank, kind, what);
+    EventCallback& slot_fn = slot(id.slot).fn;
+    slot_fn.emplace(std::forward<F>(fn));
+    TW_ASSERT_HOT_MSG(static_cast<bool>(slot_fn), "an event runs something");
+    return id;
   }
+  template <typename F>
+  EventId schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, F&& fn) {
+    return schedule_at(at_ns, rank, kind, 0, std::forward<F>(fn));
+  }
+  template <typename F>
   EventId schedule_after(TimeNs delay_ns, uint32_t rank, const char* kind, uint64_t what,
-                         EventCallback fn) {
-    return schedule_at(now_ns_ + (delay_ns > 0 ? delay_ns : 0), rank, kind, what, std::move(fn));
+                         F&& fn) {
+    return schedule_at(now_ns_ + (delay_ns > 0 ? delay_ns : 0), rank, kind, what,
+                       std::forward<F>(fn));
   }
-  EventId schedule_after(TimeNs delay_ns, uint32_t rank, const char* kind,
-                         EventCallback fn) {
-    return schedule_after(delay_ns, rank, kind, 0, std::move(fn));
+  template <typename F>
+  EventId schedule_after(TimeNs delay_ns, uint32_t rank, const char* kind, F&& fn) {
+    return schedule_after(delay_ns, rank, kind, 0, std::forward<F>(fn));
   }
   // What the running event shares with others (see Scheduler::used); no-op
   // without a scheduler that wants to know.
@@ -105,24 +124,55 @@ class EventQueue {
     uint64_t sequence;
     uint32_t slot;
   };
+  static constexpr uint32_t kNotInHeap = UINT32_MAX;
   struct Slot {
     EventCallback fn;
     uint64_t sequence = 0;  // 0 when free or cancelled
     uint32_t rank = 0;
+    uint32_t heap_pos = kNotInHeap;  // where its entry is in heap_, if there
     const char* kind = "";
     uint64_t what = 0;
     uint64_t parent = 0;  // the sequence of the event that was running when it was scheduled
   };
+  // Slots live in chunks that never move, so an event's callable runs in
+  // place in its slot while the events it schedules add slots.
+  static constexpr uint32_t kSlotChunkBits = 8;
+  static constexpr uint32_t kSlotChunk = 1u << kSlotChunkBits;
+  Slot& slot(uint32_t index) { return slot_chunks_[index >> kSlotChunkBits][index & (kSlotChunk - 1)]; }
+  const Slot& slot(uint32_t index) const {
+    return slot_chunks_[index >> kSlotChunkBits][index & (kSlotChunk - 1)];
+  }
+  // Takes a free slot for a new event (its callable still empty) and queues
+  // its entry.
+  EventId add_event(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what);
   static bool later(const HeapEntry& a, const HeapEntry& b) {
     return a.at_ns != b.at_ns ? a.at_ns > b.at_ns : a.sequence > b.sequence;
   }
   void drop_cancelled();
   void pop_heap_top();
+  // The heap keeps each entry's position in its slot (an indexed binary heap),
+  // so that cancel() removes the entry at once.
+  void place(size_t pos, const HeapEntry& e);
+  void sift_up(size_t pos);
+  void sift_down(size_t pos);
+  void heap_push(const HeapEntry& e);
+  void heap_remove(size_t pos);
+  bool now_fifo_empty() const { return now_head_ == now_fifo_.size(); }
+  HeapEntry pop_now_fifo();
+  // Which queue holds the next event in (time, sequence) order (no scheduler).
+  bool next_is_in_heap() const {
+    return !heap_.empty() && (now_fifo_empty() || heap_.front().at_ns == now_ns_);
+  }
   bool pop_live(HeapEntry& out);
   void run_slot(uint32_t slot);
 
   std::vector<HeapEntry> heap_;
-  std::vector<Slot> slots_;
+  // Events due at now_ns_, in sequence order, from now_head_ on (no scheduler
+  // only; set_scheduler moves them to the heap).
+  std::vector<HeapEntry> now_fifo_;
+  size_t now_head_ = 0;
+  std::vector<std::unique_ptr<Slot[]>> slot_chunks_;
+  uint32_t slot_count_ = 0;  // slots made so far, in use or free
   std::vector<uint32_t> free_slots_;
   std::unique_ptr<Scheduler> scheduler_;  // null: insertion order
   std::vector<HeapEntry> ready_;          // scratch for the scheduler path

@@ -123,12 +123,17 @@ RcTransport::RcTransport(SimContext& context, std::vector<SimMemorySpace*> memor
                          std::vector<MemoryRegistry*> registries)
     : context_(context), memories_(std::move(memories)), registries_(std::move(registries)),
       ports_(context, context.fabric),
-      qps_(context.cluster.nodes), handlers_(context.cluster.nodes) {}
+      qps_(context.cluster.nodes), last_pair_(context.cluster.nodes),
+      handlers_(context.cluster.nodes) {}
 
 RcTransport::QueuePair& RcTransport::pair_of(uint32_t rank, uint32_t peer) {
   TW_ASSERT_HOT(rank < qps_.size() && peer < qps_.size() && rank != peer);
-  // Node-based: references stay valid as other pairs are created.
-  return qps_[rank].try_emplace(peer).first->second;
+  LastPair& last = last_pair_[rank];
+  if (last.peer == peer) return *last.pair;
+  // Node-based: references stay valid as other pairs are created (and no
+  // pair is ever erased), so the cached pointer does too.
+  last = {peer, &qps_[rank].try_emplace(peer).first->second};
+  return *last.pair;
 }
 
 const RcTransport::QueuePair* RcTransport::find_qp(uint32_t rank, uint32_t peer) const {

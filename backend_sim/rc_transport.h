@@ -114,6 +114,13 @@ class RcTransport {
   // [rank] -> peer -> its end of the pair, made on first use: memory grows
   // with the pairs that talk, not with nodes squared.
   std::vector<std::unordered_map<uint32_t, QueuePair>> qps_;
+  // [rank] -> the pair pair_of found last: a rank's events come in runs on
+  // one queue pair (post, wire, completion), and a hit skips the hash map.
+  struct LastPair {
+    uint32_t peer = UINT32_MAX;
+    QueuePair* pair = nullptr;
+  };
+  std::vector<LastPair> last_pair_;
   std::vector<CompletionHandler> handlers_;
   uint64_t next_seq_ = 1;
   // Tracing only: a posted work request -> the message whose handling posted

@@ -1,10 +1,14 @@
 #include "runner/simulation_run.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backend_sim/simulator.h"
 #include "core/assert.h"
+#include "core/workload/peer_sets.h"
 #include "runner/model_hooks.h"
 
 namespace tensorwire {
@@ -74,6 +78,18 @@ void check_point_to_point_run(RunReport& report,
   }
 }
 
+// Each rank's peers (core/workload/peer_sets.h), for protocols that set up
+// state only for the pairs that talk; nullopt, with the problem in the report,
+// for a workload that names a rank outside the cluster.
+std::optional<std::vector<std::vector<RankId>>> workload_peers(const Scenario& scenario,
+                                                               RunReport& report) {
+  Result<std::vector<std::vector<RankId>>> peers = peer_sets_of(scenario.workload, report.ranks);
+  if (peers.is_ok()) return std::move(*peers);
+  report.problems.push_back(
+      status_problem("workload: " + peers.status().to_string(), peers.status(), 0));
+  return std::nullopt;
+}
+
 RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& options,
                              TraceSink& trace, const ProgressCallback& on_progress) {
   RunReport report = run_report_header(scenario, options);
@@ -84,11 +100,15 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
 
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();
   report.coverage = protocol.coverage(scenario.protocol.options);
+  // Outlives every rendezvous that holds a pointer into it.
+  const std::optional<std::vector<std::vector<RankId>>> peers = workload_peers(scenario, report);
+  if (!peers) return report;
   std::vector<std::unique_ptr<Rendezvous>> rendezvous;
   std::vector<Rendezvous*> rendezvous_ptrs;
   std::vector<RankEnv> envs;
   for (RankId r = 0; r < report.ranks; ++r) {
     envs.push_back(simulator.env(r));
+    envs.back().peers = &(*peers)[r];
     rendezvous.push_back(protocol.make_rendezvous(envs.back(), scenario.protocol.options));
     TW_ASSERT(rendezvous.back() != nullptr);
     rendezvous_ptrs.push_back(rendezvous.back().get());

@@ -1,8 +1,14 @@
 // The event loop: time order, tie-breaking by scheduler, timers, determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <functional>
+#include <set>
+#include <utility>
+#include <vector>
 #include <memory>
+#include <string>
 
 #include "backend_sim/event_queue.h"
 #include "backend_sim/scheduler.h"
@@ -22,6 +28,116 @@ TEST(EventQueue, RunsByTimeThenInsertionOrder) {
   EXPECT_EQ(order, "abc");
   EXPECT_EQ(q.now_ns(), 20);
   EXPECT_EQ(q.processed(), 3u);
+}
+
+// Events due now go to a FIFO beside the heap: those the heap already holds
+// for now (scheduled before time got there) still run first, then the ones
+// scheduled at now in insertion order, before anything later; a cancelled one
+// in the FIFO is skipped, and the running event may cancel, schedule and be
+// cancelled itself without harm.
+TEST(EventQueue, EventsDueNowRunAfterTheHeapsOnesForNowAndBeforeLaterOnes) {
+  EventQueue q;
+  std::string order;
+  EventId doomed;
+  EventId self;
+  q.schedule_at(20, 0, "t", [&] { order += "z"; });
+  self = q.schedule_at(10, 0, "t", [&] {
+    order += "a";
+    q.cancel(self);  // the running event: a no-op
+    q.schedule_at(10, 0, "t", [&] {
+      order += "d";
+      q.schedule_after(0, 0, "t", [&] { order += "f"; });
+    });
+    doomed = q.schedule_at(10, 0, "t", [&] { order += "X"; });
+    q.schedule_at(10, 0, "t", [&] { order += "e"; });
+    q.schedule_at(11, 0, "t", [&] { order += "y"; });
+  });
+  q.schedule_at(10, 0, "t", [&] {
+    order += "b";
+    q.cancel(doomed);
+  });
+  q.schedule_at(10, 0, "t", [&] { order += "c"; });
+  q.run_next();
+  EXPECT_EQ(order, "a");
+  TimeNs next = -1;
+  ASSERT_TRUE(q.next_time(next));
+  EXPECT_EQ(next, 10);
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(order, "abcdefyz");
+  EXPECT_EQ(q.processed(), 8u);
+  EXPECT_TRUE(q.empty());
+}
+
+// Random schedules and cancels, some from inside running events, against a
+// plain reference: the events that run are exactly the ones never cancelled,
+// in (time, sequence) order, however the heap took the cancelled ones out.
+TEST(EventQueue, RandomSchedulesAndCancelsRunInTimeThenSequenceOrder) {
+  using Key = std::pair<TimeNs, uint64_t>;  // (time, sequence)
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    EventQueue q;
+    uint64_t state = seed * 0x9e3779b97f4a7c15ull;
+    auto next = [&state](uint64_t bound) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return state % bound;
+    };
+    std::vector<EventId> ids;
+    std::vector<Key> scheduled;
+    std::set<uint64_t> cancelled;
+    std::vector<Key> ran;
+    auto cancel_one = [&] {
+      const EventId id = ids[next(ids.size())];
+      if (q.is_pending(id)) cancelled.insert(id.sequence);
+      q.cancel(id);
+    };
+    std::function<void(int)> add = [&](int depth) {
+      const TimeNs at = q.now_ns() + (next(4) == 0 ? 0 : static_cast<TimeNs>(next(50)));
+      auto sequence = std::make_shared<uint64_t>(0);
+      const EventId id = q.schedule_at(at, 0, "t", [&, at, depth, sequence] {
+        ran.emplace_back(at, *sequence);
+        EXPECT_EQ(q.now_ns(), at);
+        for (uint64_t k = depth < 3 ? next(3) : 0; k > 0; --k) add(depth + 1);
+        if (next(3) == 0) cancel_one();
+      });
+      *sequence = id.sequence;
+      ids.push_back(id);
+      scheduled.emplace_back(at, id.sequence);
+    };
+    for (int i = 0; i < 200; ++i) add(0);
+    for (int i = 0; i < 60; ++i) cancel_one();
+    while (q.run_next()) {
+    }
+    std::vector<Key> expected;
+    for (const Key& k : scheduled) {
+      if (!cancelled.count(k.second)) expected.push_back(k);
+    }
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(ran, expected) << "seed " << seed;
+    EXPECT_FALSE(cancelled.empty());
+    EXPECT_TRUE(q.empty());
+    EXPECT_EQ(q.processed(), ran.size());
+  }
+}
+
+// The same schedule with a scheduler installed half-way: the FIFO's events
+// move to the heap and keep their order.
+TEST(EventQueue, InstallingASchedulerKeepsTheEventsDueNowInOrder) {
+  EventQueue q;
+  std::string order;
+  q.schedule_at(5, 0, "t", [&] {
+    order += "a";
+    q.schedule_at(5, 0, "t", [&] { order += "b"; });
+    q.schedule_at(5, 0, "t", [&] { order += "c"; });
+    q.schedule_at(6, 0, "t", [&] { order += "d"; });
+  });
+  ASSERT_TRUE(q.run_next());
+  q.set_scheduler(std::make_unique<FifoScheduler>());
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(order, "abcd");
+  EXPECT_EQ(q.processed(), 4u);
 }
 
 // Callables of every size run: small ones inline, large ones on the heap;

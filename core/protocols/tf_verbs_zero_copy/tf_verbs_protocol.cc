@@ -1,6 +1,8 @@
 #include "core/protocols/tf_verbs_zero_copy/tf_verbs_protocol.h"
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "core/assert.h"
@@ -26,7 +28,7 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
     return {"tensors", "parameter_server"};
   }
   std::vector<std::string_view> option_keys() const override {
-    return {"control_ring_size", "request_timeout"};
+    return {"control_ring_size", "request_timeout", "channels"};
   }
   std::any default_options() const override { return TfVerbsOptions{}; }
 
@@ -36,6 +38,15 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
         reader.integer("control_ring_size", 1, kMaxControlRingSize).value_or(o.control_ring_size));
     o.request_timeout_ns =
         reader.duration("request_timeout", kMaxRequestTimeoutNs).value_or(o.request_timeout_ns);
+    if (std::optional<std::string> channels = reader.string("channels")) {
+      if (*channels == "workload") {
+        o.channels = ChannelSetup::kWorkloadPeers;
+      } else if (*channels != "all") {
+        reader.fail("channels", "must be \"all\" (a channel to every rank) or \"workload\" "
+                                "(only to the ranks the workload pairs it with), not \"" +
+                                    *channels + "\"");
+      }
+    }
     return o;
   }
 
