@@ -58,11 +58,11 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "backend_sim/scheduler.h"
 #include "model/choice_strategy.h"
+#include "model/fingerprint_set.h"
 
 namespace tensorwire::model {
 
@@ -110,7 +110,7 @@ class DporSearch final : public ChoiceStrategy {
   // wherever it strikes. Only one kind may be declared.
   void place_fault_by_races(std::string kind, const std::vector<sim::SharedObject>& objects);
   uint64_t cached_executions() const { return cached_; }
-  const std::unordered_set<uint64_t>& seen_states() const { return seen_; }
+  const FingerprintSet& seen_states() const { return seen_; }
 
   // The choices the next execution replays before it takes the first ready
   // event at each new choice point (after next_execution; empty at first).
@@ -188,7 +188,7 @@ class DporSearch final : public ChoiceStrategy {
   bool caching_ = false;
   std::function<uint64_t()> fingerprint_;
   bool exact_ = false;
-  std::unordered_set<uint64_t> seen_;
+  FingerprintSet seen_;
   uint64_t cached_ = 0;
   uint32_t share_index_ = 0;
   uint32_t share_count_ = 1;
