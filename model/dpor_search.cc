@@ -170,9 +170,12 @@ void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
                                const std::vector<std::vector<uint32_t>>& clock) {
   Node& node = nodes_[node_index];
   const uint32_t width = static_cast<uint32_t>(clock[i].size());
+  const uint64_t width_mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   auto happens_before = [&](size_t a, size_t b) {  // a before b in this execution
-    for (uint32_t r = 0; r < width; ++r) {
-      if ((steps_[a].footprint & object_bit(r)) != 0 && clock[b][r] >= clock[a][r]) return true;
+    // Over the objects a used only (the bits of its footprint).
+    for (uint64_t bits = steps_[a].footprint & width_mask; bits != 0; bits &= bits - 1) {
+      const uint32_t r = static_cast<uint32_t>(std::countr_zero(bits));
+      if (clock[b][r] >= clock[a][r]) return true;
     }
     return false;
   };
