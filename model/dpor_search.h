@@ -58,6 +58,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backend_sim/scheduler.h"
@@ -176,6 +177,9 @@ class DporSearch final : public ChoiceStrategy {
 
   // Per execution.
   std::vector<Step> steps_;
+  // analyse_races' scratch: each step's vector clock, each sequence's step.
+  std::vector<std::vector<uint32_t>> clocks_;
+  std::unordered_map<uint64_t, size_t> step_of_sequence_;
   int64_t pending_node_ = -1;     // the choice point whose event runs next
   uint64_t pending_key_ = 0;      // what that choice point chose (sequence or fault key)
   bool fault_struck_ = false;     // in this execution
