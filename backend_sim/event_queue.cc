@@ -32,7 +32,7 @@ EventId EventQueue::schedule_at(TimeNs at_ns, uint32_t rank, const char* kind, u
   s.kind = kind;
   s.what = what;
   s.parent = running_sequence_;
-  s.digest_term = digesting() ? digest_term_of(s) : 0;
+  s.digest_term = 0;
   heap_.push_back({at_ns, sequence, slot});
   std::push_heap(heap_.begin(), heap_.end(), later);
   ++live_;
@@ -220,10 +220,9 @@ uint64_t EventQueue::pending_digest() const {
   for (const HeapEntry& e : heap_) {
     const Slot& slot = slots_[e.slot];
     if (slot.sequence != e.sequence) continue;  // cancelled
-    // Scheduled before the scheduler was set: hashed here.
-    const uint64_t term = slot.digest_term != 0 ? slot.digest_term : digest_term_of(slot);
+    if (slot.digest_term == 0) slot.digest_term = digest_term_of(slot);
     StateDigest d;
-    d.add(term).add(static_cast<uint64_t>(e.at_ns - now_ns_));
+    d.add(slot.digest_term).add(static_cast<uint64_t>(e.at_ns - now_ns_));
     sum += d.value();
   }
   return sum;

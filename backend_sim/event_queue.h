@@ -112,10 +112,10 @@ class EventQueue {
     const char* kind = "";
     uint64_t what = 0;
     uint64_t parent = 0;  // the sequence of the event that was running when it was scheduled
-    // pending_digest's term for (rank, kind, what), hashed once when the
-    // event is scheduled under a scheduler (0: not yet): the digest is taken
-    // at every choice point dfs expands, over every pending event.
-    uint64_t digest_term = 0;
+    // pending_digest's term for (rank, kind, what), hashed the first time
+    // the event is digested (0: not yet): the digest is taken at every
+    // choice point dfs expands, over every pending event.
+    mutable uint64_t digest_term = 0;
   };
   static uint64_t digest_term_of(const Slot& slot);
   static bool later(const HeapEntry& a, const HeapEntry& b) {
