@@ -234,8 +234,6 @@ void DporSearch::analyse_races() {
   for (size_t k = 0; k < limit; ++k) steps_[k].footprint |= steps_[k].own;
   const uint32_t width = objects_;
   const uint64_t width_mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  // Kept from execution to execution (their capacity): allocating a clock
-  // per event was a tenth of the analysis.
   std::vector<std::vector<uint32_t>>& clock = clocks_;
   if (clock.size() < limit) clock.resize(limit);
   for (size_t k = 0; k < limit; ++k) clock[k].assign(width, 0);

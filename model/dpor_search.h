@@ -177,7 +177,9 @@ class DporSearch final : public ChoiceStrategy {
 
   // Per execution.
   std::vector<Step> steps_;
-  // analyse_races' scratch: each step's vector clock, each sequence's step.
+  // analyse_races' scratch: each step's vector clock, each sequence's step,
+  // kept from execution to execution (their capacity: allocating a clock per
+  // event was a tenth of the analysis).
   std::vector<std::vector<uint32_t>> clocks_;
   std::unordered_map<uint64_t, size_t> step_of_sequence_;
   int64_t pending_node_ = -1;     // the choice point whose event runs next
