@@ -33,6 +33,7 @@ EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uin
   s.kind = kind;
   s.what = what;
   s.parent = running_sequence_;
+  s.digest_term = 0;
   if (at_ns == now_ns_ && !scheduler_) {
     now_fifo_.push_back({at_ns, sequence, index});  // see the header: no heap operation
   } else {
@@ -298,6 +299,12 @@ void EventQueue::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
   scheduler_ = std::move(scheduler);
 }
 
+uint64_t EventQueue::digest_term_of(const Slot& slot) {
+  StateDigest d;
+  d.add(slot.rank).add(std::string_view(slot.kind)).add(slot.what);
+  return d.value();
+}
+
 uint64_t EventQueue::pending_digest() const {
   uint64_t sum = 0;
   auto entries = {std::span<const HeapEntry>(heap_),
@@ -306,9 +313,9 @@ uint64_t EventQueue::pending_digest() const {
     for (const HeapEntry& e : queue) {
       const Slot& event = slot(e.slot);
       if (event.sequence != e.sequence) continue;  // cancelled
+      if (event.digest_term == 0) event.digest_term = digest_term_of(event);
       StateDigest d;
-      d.add(event.rank).add(std::string_view(event.kind)).add(event.what);
-      d.add(static_cast<uint64_t>(e.at_ns - now_ns_));
+      d.add(event.digest_term).add(static_cast<uint64_t>(e.at_ns - now_ns_));
       sum += d.value();
     }
   }

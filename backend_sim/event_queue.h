@@ -133,6 +133,10 @@ class EventQueue {
     const char* kind = "";
     uint64_t what = 0;
     uint64_t parent = 0;  // the sequence of the event that was running when it was scheduled
+    // pending_digest's term for (rank, kind, what), hashed the first time
+    // the event is digested (0: not yet): the digest is taken at every
+    // choice point dfs expands, over every pending event.
+    mutable uint64_t digest_term = 0;
   };
   // Slots live in chunks that never move, so an event's callable runs in
   // place in its slot while the events it schedules add slots.
@@ -145,6 +149,7 @@ class EventQueue {
   // Takes a free slot for a new event (its callable still empty) and queues
   // its entry.
   EventId add_event(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what);
+  static uint64_t digest_term_of(const Slot& slot);
   static bool later(const HeapEntry& a, const HeapEntry& b) {
     return a.at_ns != b.at_ns ? a.at_ns > b.at_ns : a.sequence > b.sequence;
   }

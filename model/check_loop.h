@@ -5,11 +5,11 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_set>
 #include <vector>
 
 #include "model/dpor_search.h"
 #include "model/explorer.h"
+#include "model/fingerprint_set.h"
 
 namespace tensorwire::model {
 
@@ -49,7 +49,7 @@ struct ExecutionKey {
 // executions are drawn with (the measured k's).
 struct CheckTally {
   CheckReport report;
-  std::unordered_set<uint64_t> states;  // random and pct
+  FingerprintSet states;  // random and pct
   uint64_t total = 0;                   // executions at most, for the progress
   uint64_t expected_steps = 1;          // where a forced fault may go
   uint64_t pct_steps = 1;               // pct's k: the most steps an execution took so far

@@ -83,7 +83,7 @@ uint32_t DporSearch::choose(std::span<const sim::ReadyEvent> ready, uint64_t ste
     // reversal of a prefix event with a tail event (tests/model's state cache
     // test shows one such loss).
     const bool may_cut = !exact_ || steps_.empty() || steps_.back().at_ns < ready[0].at_ns;
-    if (may_cut && caching_ && fingerprint_ && !seen_.insert(fingerprint_()).second) {
+    if (may_cut && caching_ && fingerprint_ && !seen_.insert(fingerprint_())) {
       ++cached_;
       blocked_at_ = steps_.size();
       return 0;
@@ -170,9 +170,12 @@ void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
                                const std::vector<std::vector<uint32_t>>& clock) {
   Node& node = nodes_[node_index];
   const uint32_t width = static_cast<uint32_t>(clock[i].size());
+  const uint64_t width_mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   auto happens_before = [&](size_t a, size_t b) {  // a before b in this execution
-    for (uint32_t r = 0; r < width; ++r) {
-      if ((steps_[a].footprint & object_bit(r)) != 0 && clock[b][r] >= clock[a][r]) return true;
+    // Over the objects a used only (the bits of its footprint).
+    for (uint64_t bits = steps_[a].footprint & width_mask; bits != 0; bits &= bits - 1) {
+      const uint32_t r = static_cast<uint32_t>(std::countr_zero(bits));
+      if (clock[b][r] >= clock[a][r]) return true;
     }
     return false;
   };
@@ -231,9 +234,12 @@ void DporSearch::analyse_races() {
   for (size_t k = 0; k < limit; ++k) steps_[k].footprint |= steps_[k].own;
   const uint32_t width = objects_;
   const uint64_t width_mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  std::vector<std::vector<uint32_t>> clock(limit, std::vector<uint32_t>(width, 0));
+  std::vector<std::vector<uint32_t>>& clock = clocks_;
+  if (clock.size() < limit) clock.resize(limit);
+  for (size_t k = 0; k < limit; ++k) clock[k].assign(width, 0);
   std::vector<int64_t> last(width, -1);
-  std::unordered_map<uint64_t, size_t> index;
+  std::unordered_map<uint64_t, size_t>& index = step_of_sequence_;
+  index.clear();
   const std::vector<uint32_t> zero(width, 0);
   for (size_t j = 0; j < limit; ++j) {
     const Step& sj = steps_[j];

@@ -58,11 +58,12 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "backend_sim/scheduler.h"
 #include "model/choice_strategy.h"
+#include "model/fingerprint_set.h"
 
 namespace tensorwire::model {
 
@@ -110,7 +111,7 @@ class DporSearch final : public ChoiceStrategy {
   // wherever it strikes. Only one kind may be declared.
   void place_fault_by_races(std::string kind, const std::vector<sim::SharedObject>& objects);
   uint64_t cached_executions() const { return cached_; }
-  const std::unordered_set<uint64_t>& seen_states() const { return seen_; }
+  const FingerprintSet& seen_states() const { return seen_; }
 
   // The choices the next execution replays before it takes the first ready
   // event at each new choice point (after next_execution; empty at first).
@@ -176,6 +177,11 @@ class DporSearch final : public ChoiceStrategy {
 
   // Per execution.
   std::vector<Step> steps_;
+  // analyse_races' scratch: each step's vector clock, each sequence's step,
+  // kept from execution to execution (their capacity: allocating a clock per
+  // event was a tenth of the analysis).
+  std::vector<std::vector<uint32_t>> clocks_;
+  std::unordered_map<uint64_t, size_t> step_of_sequence_;
   int64_t pending_node_ = -1;     // the choice point whose event runs next
   uint64_t pending_key_ = 0;      // what that choice point chose (sequence or fault key)
   bool fault_struck_ = false;     // in this execution
@@ -188,7 +194,7 @@ class DporSearch final : public ChoiceStrategy {
   bool caching_ = false;
   std::function<uint64_t()> fingerprint_;
   bool exact_ = false;
-  std::unordered_set<uint64_t> seen_;
+  FingerprintSet seen_;
   uint64_t cached_ = 0;
   uint32_t share_index_ = 0;
   uint32_t share_count_ = 1;

@@ -122,8 +122,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     inner_.ran(e);
     if (e.rank >= ranks_) return;
     if (std::string_view(e.kind) == sim::SimClock::kTimeoutKind) ++timeouts_by_rank_[e.rank];
-    uint64_t h = 0;
-    for (const char* k = e.kind; *k != 0; ++k) h = mix(h, static_cast<unsigned char>(*k));
+    const uint64_t h = kind_hash(e.kind, 0);
     kind_hash_ = h;
     event_hash_ = mix(h, 0x100 + chosen_ordinal_);
     event_rank_ = e.rank;
@@ -179,14 +178,25 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     // What is ready, as a multiset of (rank, kind): order-free, so a sum.
     uint64_t ready_sum = 0;
     for (const auto& e : ready_) {
-      uint64_t k = mix(0, e.rank);
-      for (const char* ch = e.kind; *ch != 0; ++ch) k = mix(k, static_cast<unsigned char>(*ch));
-      ready_sum += k;
+      ready_sum += kind_hash(e.kind, mix(0, e.rank));
     }
     return mix(h, ready_sum);
   }
 
  private:
+  // `start` mixed with every character of `kind`, remembered by the kind's
+  // address: kinds are a few string constants, hashed at every event and
+  // every ready event of every choice point (part 5 of issue 26).
+  uint64_t kind_hash(const char* kind, uint64_t start) const {
+    for (const KindHash& k : kind_hashes_) {
+      if (k.kind == kind && k.start == start) return k.hash;
+    }
+    uint64_t h = start;
+    for (const char* ch = kind; *ch != 0; ++ch) h = mix(h, static_cast<unsigned char>(*ch));
+    kind_hashes_.push_back({kind, start, h});
+    return h;
+  }
+
   // The event that ran last goes into its history: its rank's, or the send
   // queue's it worked on, and that of any rank it changed directly.
   void flush() {
@@ -226,6 +236,12 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   const sim::Simulator* simulator_ = nullptr;  // tensor workloads only
   const WorkloadDriver* driver_ = nullptr;
   uint64_t chosen_ordinal_ = 0;
+  struct KindHash {
+    const char* kind;
+    uint64_t start;
+    uint64_t hash;
+  };
+  mutable std::vector<KindHash> kind_hashes_;
 };
 
 }  // namespace
@@ -614,8 +630,7 @@ void CheckTally::finish(const CheckOptions& options, const DporSearch* dpor) {
   report.cached_schedules = dpor != nullptr ? dpor->cached_executions() : 0;
   report.distinct_states = dfs ? dpor->distinct_states() : states.size();
   if (!options.keep_states) return;
-  const std::unordered_set<uint64_t>& kept = dfs ? dpor->seen_states() : states;
-  report.states.assign(kept.begin(), kept.end());
+  report.states = dfs ? dpor->seen_states().values() : states.values();
   std::sort(report.states.begin(), report.states.end());
 }
 

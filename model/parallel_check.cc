@@ -30,7 +30,7 @@ class SharedStates {
  public:
   bool contains(uint64_t fingerprint) const {
     std::shared_lock lock(mutex_);
-    return states_.count(fingerprint) != 0;
+    return states_.contains(fingerprint);
   }
   void add(const std::vector<uint64_t>& fingerprints) {
     std::unique_lock lock(mutex_);
@@ -39,7 +39,7 @@ class SharedStates {
 
  private:
   mutable std::shared_mutex mutex_;
-  std::unordered_set<uint64_t> states_;
+  FingerprintSet states_;
 };
 
 struct DfsRun {
@@ -70,7 +70,7 @@ class ParallelDfs {
       run_ahead();
       pool_.wait(slot.job);
       slots_.erase(prefix);
-      const auto seen = [this](uint64_t f) { return dpor_.seen_states().count(f) != 0; };
+      const auto seen = [this](uint64_t f) { return dpor_.seen_states().contains(f); };
       if (!log_has_fingerprints_to_cut(slot.run->log, prefix.size(), options_.exact, seen)) {
         record(prefix, *slot.run, {});  // the worker guessed a cut too early: every state digested
       }
