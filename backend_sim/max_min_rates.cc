@@ -39,8 +39,13 @@ uint32_t MaxMinRates::add_flow(std::span<const uint32_t> resources) {
 }
 
 // Fixes every still-rising flow on `resource` at `level`, taking its rate off
-// every other resource it crosses, whose level then rises.
+// every other resource it crosses, whose level then rises. Each such resource
+// gets one new heap entry, at its level once every flow here is frozen: its
+// version still counts every change (so the entry's key, and the order of
+// equal levels, is what one entry per change gave), and the entries it would
+// have had in between were stale before they could be popped.
 void MaxMinRates::freeze_at(uint32_t resource, double level) {
+  touched_.clear();
   for (uint32_t i = resource_begin_[resource]; i < resource_begin_[resource + 1]; ++i) {
     const uint32_t f = resource_flows_[i];
     if (frozen_[f]) continue;
@@ -51,10 +56,15 @@ void MaxMinRates::freeze_at(uint32_t resource, double level) {
       remaining_[q] = std::max(0.0, remaining_[q] - level);
       --unfrozen_[q];
       if (q == resource || unfrozen_[q] == 0) continue;
+      if (touched_version_[q] == version_[q]) touched_.push_back(q);  // first change here
       ++version_[q];
-      heap_.push_back({remaining_[q] / unfrozen_[q], uint64_t{version_[q]} << 32 | q});
-      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
     }
+  }
+  for (uint32_t q : touched_) {
+    touched_version_[q] = version_[q];
+    if (unfrozen_[q] == 0) continue;
+    heap_.push_back({remaining_[q] / unfrozen_[q], uint64_t{version_[q]} << 32 | q});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
   }
 }
 
@@ -75,6 +85,7 @@ const std::vector<double>& MaxMinRates::solve() {
   }
   remaining_.assign(capacity_.begin(), capacity_.end());
   version_.assign(resources, 0);
+  touched_version_.assign(resources, 0);
   frozen_.assign(flows, false);
   rates_.assign(flows, 0.0);
   heap_.clear();

@@ -37,6 +37,8 @@ class MaxMinRates {
   std::vector<double> remaining_;   // capacity not yet given to frozen flows
   std::vector<uint32_t> unfrozen_;  // flows on the resource whose rate is still rising
   std::vector<uint32_t> version_;   // heap entries of older versions are stale
+  std::vector<uint32_t> touched_version_;  // freeze_at: the version its last push had
+  std::vector<uint32_t> touched_;   // freeze_at: resources whose level it changed
   std::vector<std::pair<double, uint64_t>> heap_;  // (level, version << 32 | resource)
   std::vector<bool> frozen_;
   std::vector<double> rates_;
