@@ -41,7 +41,9 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
     if (std::optional<std::string> channels = reader.string("channels")) {
       if (*channels == "workload") {
         o.channels = ChannelSetup::kWorkloadPeers;
-      } else if (*channels != "all") {
+      } else if (*channels == "all") {
+        o.channels = ChannelSetup::kAllRanks;
+      } else {
         reader.fail("channels", "must be \"all\" (a channel to every rank) or \"workload\" "
                                 "(only to the ranks the workload pairs it with), not \"" +
                                     *channels + "\"");
