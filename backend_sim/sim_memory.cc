@@ -32,18 +32,19 @@ SimMemorySpace::SimMemorySpace(SimContext& context, uint32_t rank)
 }
 
 Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64_t bytes) {
-  const std::string where = "rank " + std::to_string(rank_) + ": ";
+  // Built only for an error: a model checker allocates thousands of buffers a second.
+  auto where = [this] { return "rank " + std::to_string(rank_) + ": "; };
   size_t region = 0;
   if (is_device(kind)) {
     if (device >= context_.cluster.gpus_per_node) {
       return Status(StatusCode::kInvalidArgument,
-                    where + "no GPU " + std::to_string(device) + " (node has " +
+                    where() + "no GPU " + std::to_string(device) + " (node has " +
                         std::to_string(context_.cluster.gpus_per_node) + ")");
     }
     const bool direct = context_.gpu_direct(rank_, device);
     if (direct != (kind == MemoryKind::kDeviceGpuDirect)) {
       return Status(StatusCode::kInvalidArgument,
-                    where + "GPU " + std::to_string(device) +
+                    where() + "GPU " + std::to_string(device) +
                         (direct ? " has GPUDirect; allocate kDeviceGpuDirect"
                                 : " has no GPUDirect; allocate kDeviceNoGpuDirect"));
     }
@@ -53,14 +54,14 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   }
   if (bytes > kMaxAllocationBytes) {
     return Status(StatusCode::kResourceLimit,
-                  where + "allocation of " + std::to_string(bytes) + " bytes is too large");
+                  where() + "allocation of " + std::to_string(bytes) + " bytes is too large");
   }
   if (context_.options.payload) {
     if (Status st = check_payload_limits(bytes); !st.is_ok()) return st;
   }
   const uint64_t size = aligned_size(bytes);
   if (next_addr_[region] + size > (region + 2) * kRegionSpan) {
-    return Status(StatusCode::kResourceLimit, where + "simulated address space exhausted");
+    return Status(StatusCode::kResourceLimit, where() + "simulated address space exhausted");
   }
   const uint64_t reused = context_.options.adversarial_memory ? reuse_freed(region, size) : 0;
   Buffer buffer{reused != 0 ? reused : next_addr_[region], bytes, kind, device};
@@ -130,27 +131,28 @@ void SimMemorySpace::add_payload_bytes(uint64_t bytes) {
 // Payload mode holds real bytes: a scenario too big for the rank or for the
 // machine fails here, with what to do, rather than exhausting the machine.
 Status SimMemorySpace::check_payload_limits(uint64_t bytes) const {
+  const uint64_t rank_limit_bytes = context_.options.payload_limit_bytes_per_rank;
+  const uint64_t total_limit_bytes = context_.options.payload_limit_bytes_total;
+  const uint64_t held_bytes = context_.payload_bytes_held_total;
+  const bool over_rank = bytes > rank_limit_bytes || payload_bytes_ > rank_limit_bytes - bytes;
+  const bool over_total = bytes > total_limit_bytes || held_bytes > total_limit_bytes - bytes;
+  if (!over_rank && !over_total) return Status::ok();
+  // The messages are built only here: every allocation of a payload run passes by.
   const std::string where = "rank " + std::to_string(rank_) + ": ";
   const std::string ask = "allocating " + format_bytes(bytes) + " (" + std::to_string(bytes) +
                           " bytes)";
-  const uint64_t rank_limit_bytes = context_.options.payload_limit_bytes_per_rank;
-  if (bytes > rank_limit_bytes || payload_bytes_ > rank_limit_bytes - bytes) {
+  if (over_rank) {
     return Status(StatusCode::kResourceLimit,
                   where + "payload mode holds at most " + std::to_string(rank_limit_bytes) +
                       " bytes per rank; " + ask + " with " + format_bytes(payload_bytes_) +
                       " held would pass it: run this scenario in timing mode");
   }
-  const uint64_t total_limit_bytes = context_.options.payload_limit_bytes_total;
-  const uint64_t held_bytes = context_.payload_bytes_held_total;
-  if (bytes > total_limit_bytes || held_bytes > total_limit_bytes - bytes) {
-    return Status(StatusCode::kResourceLimit,
-                  where + "payload memory limit reached: all ranks together may hold " +
-                      format_bytes(total_limit_bytes) + " (" + std::to_string(total_limit_bytes) +
-                      " bytes); " + ask + " with " + format_bytes(held_bytes) +
-                      " held would pass it: run in timing mode ([run] mode = \"timing\", "
-                      "run --timing-only) or raise --memory-limit");
-  }
-  return Status::ok();
+  return Status(StatusCode::kResourceLimit,
+                where + "payload memory limit reached: all ranks together may hold " +
+                    format_bytes(total_limit_bytes) + " (" + std::to_string(total_limit_bytes) +
+                    " bytes); " + ask + " with " + format_bytes(held_bytes) +
+                    " held would pass it: run in timing mode ([run] mode = \"timing\", "
+                    "run --timing-only) or raise --memory-limit");
 }
 
 HeldBytes& HeldBytes::operator=(HeldBytes&& other) noexcept {

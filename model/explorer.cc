@@ -495,6 +495,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   options.has_seed = true;
   // Freed memory poisoned and reused first: an early free corrupts bytes.
   options.adversarial_memory = true;
+  options.measurements = false;  // an execution's verdict needs none of them
   options.scheduler = &fingerprinter;
   options.observer = &fingerprinter;
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();

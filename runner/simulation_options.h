@@ -42,6 +42,10 @@ struct SimulationOptions {
   // Called once the workload driver exists, before it starts (state caches
   // digest the simulator and the driver). Both live until the run returns.
   std::function<void(const sim::Simulator&, WorkloadDriver&)> on_workload_started;
+  // The run's measurements (resource usage, where each Recv waited, protocol
+  // counters) in the report; a model checker reads none of them, and they are
+  // a tenth of an execution it runs.
+  bool measurements = true;
 };
 
 using ProgressCallback = std::function<void(size_t steps_done, size_t steps_total)>;
