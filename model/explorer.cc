@@ -1,6 +1,7 @@
 #include "model/explorer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -60,6 +61,12 @@ uint64_t mix(uint64_t h, uint64_t v) {
 // Either way, equal fingerprints are taken as equal states: that is the
 // abstraction the dfs strategy prunes with.
 class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
+  struct KindHash {
+    const char* kind = nullptr;  // nullptr: an empty cache slot
+    uint64_t start = 0;
+    uint64_t hash = 0;
+  };
+
  public:
   Fingerprinter(RecordingScheduler& inner, uint32_t ranks, std::vector<uint64_t>* out)
       : inner_(inner), ranks_(ranks), rank_hash_(ranks, 0), timeouts_by_rank_(ranks, 0),
@@ -154,7 +161,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     // sequence order, which is the order that rank's code created them in).
     chosen_ordinal_ = 0;
     for (size_t j = 0; j < chosen && chosen < ready.size(); ++j) {
-      if (ready[j].rank == ready[chosen].rank && std::string_view(ready[j].kind) == ready[chosen].kind) {
+      if (ready[j].rank == ready[chosen].rank && same_kind(ready[j].kind, ready[chosen].kind)) {
         ++chosen_ordinal_;
       }
     }
@@ -187,15 +194,28 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   // `start` mixed with every character of `kind`, remembered by the kind's
   // address: kinds are a few string constants, hashed at every event and
   // every ready event of every choice point (part 5 of issue 26).
+  // A direct-mapped cache in front of the list: each ready event of every
+  // choice point looks its kind up, and the list holds every kind per rank.
   uint64_t kind_hash(const char* kind, uint64_t start) const {
+    const uint64_t key = reinterpret_cast<uintptr_t>(kind) * 0x9e3779b97f4a7c15ull ^ start;
+    KindHash& slot = kind_hash_cache_[(key >> 32) % kKindHashCacheSlots];
+    if (slot.kind == kind && slot.start == start) return slot.hash;
+    slot = kind_hash_listed(kind, start);
+    return slot.hash;
+  }
+  KindHash kind_hash_listed(const char* kind, uint64_t start) const {
     for (const KindHash& k : kind_hashes_) {
-      if (k.kind == kind && k.start == start) return k.hash;
+      if (k.kind == kind && k.start == start) return k;
     }
     uint64_t h = start;
     for (const char* ch = kind; *ch != 0; ++ch) h = mix(h, static_cast<unsigned char>(*ch));
     kind_hashes_.push_back({kind, start, h});
-    return h;
+    return kind_hashes_.back();
   }
+
+  // Kinds are string constants: the same address is the same kind, and
+  // only different addresses need their characters compared.
+  static bool same_kind(const char* a, const char* b) { return a == b || std::string_view(a) == b; }
 
   // The event that ran last goes into its history: its rank's, or the send
   // queue's it worked on, and that of any rank it changed directly.
@@ -236,12 +256,9 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   const sim::Simulator* simulator_ = nullptr;  // tensor workloads only
   const WorkloadDriver* driver_ = nullptr;
   uint64_t chosen_ordinal_ = 0;
-  struct KindHash {
-    const char* kind;
-    uint64_t start;
-    uint64_t hash;
-  };
   mutable std::vector<KindHash> kind_hashes_;
+  static constexpr size_t kKindHashCacheSlots = 64;
+  mutable std::array<KindHash, kKindHashCacheSlots> kind_hash_cache_{};
 };
 
 }  // namespace
