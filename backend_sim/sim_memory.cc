@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string>
 
+#include "backend_sim/zeroed_bytes_pool.h"
 #include "core/assert.h"
 #include "core/units_format.h"
 
@@ -29,6 +30,15 @@ SimMemorySpace::SimMemorySpace(SimContext& context, uint32_t rank)
     : context_(context), rank_(rank), next_addr_(1 + context.cluster.gpus_per_node),
       freed_(next_addr_.size()) {
   for (size_t i = 0; i < next_addr_.size(); ++i) next_addr_[i] = (i + 1) * kRegionSpan;
+}
+
+SimMemorySpace::~SimMemorySpace() {
+  for (auto& [addr, a] : allocations_) give_back_bytes(a);
+}
+
+void SimMemorySpace::give_back_bytes(Allocation& a) {
+  ZeroedBytesPool::local().give_back(std::move(a.bytes), a.dirty_begin, a.dirty_end);
+  a.bytes.clear();
 }
 
 Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64_t bytes) {
@@ -73,9 +83,13 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   }
   context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
   check_overlap(buffer);
-  Allocation a{buffer, {}, 0, {}, {}, {}};
+  Allocation a{buffer, {}, 0, {}, {}, {}, 0, 0};
   if (context_.options.payload) {
-    a.bytes.resize(bytes, reused != 0 ? kPoison : std::byte{0});
+    a.bytes = ZeroedBytesPool::local().take(bytes);
+    if (reused != 0) {
+      std::fill(a.bytes.begin(), a.bytes.end(), kPoison);
+      a.dirty_end = bytes;
+    }
     add_payload_bytes(bytes);
     TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);
   }
@@ -120,6 +134,7 @@ void SimMemorySpace::free(const Buffer& buffer) {
     TW_ASSERT_MSG(region < freed_.size(), "an allocation lies in one of the rank's regions");
     freed_[region].emplace(it->first, size);
   }
+  give_back_bytes(it->second);
   allocations_.erase(it);
 }
 
