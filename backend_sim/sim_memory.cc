@@ -412,6 +412,7 @@ Status SimMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
 }
 
 void SimMemorySpace::digest(StateDigest& d) const {
+  TW_ASSERT_MSG(context_.options.state_digests, "a state digest needs the tracking of written blocks");
   d.add(allocations_.size());
   for (const auto& [addr, a] : allocations_) {
     d.add(addr).add(a.buffer.length).add(a.bytes.size());

@@ -133,7 +133,7 @@ class SimMemorySpace final : public MemorySpace {
       a.dirty_begin = std::min(a.dirty_begin, offset);
       a.dirty_end = std::max(a.dirty_end, offset + length);
     }
-    if (context_.events.digesting()) track_written(a, offset, length);
+    if (context_.events.digesting() && context_.options.state_digests) track_written(a, offset, length);
   }
   // `a`'s bytes, zeroed where written, go back to the thread's pool.
   static void give_back_bytes(Allocation& a);

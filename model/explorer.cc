@@ -128,7 +128,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     flush();
     inner_.ran(e);
     if (e.rank >= ranks_) return;
-    if (std::string_view(e.kind) == sim::SimClock::kTimeoutKind) ++timeouts_by_rank_[e.rank];
+    if (same_kind(e.kind, sim::SimClock::kTimeoutKind)) ++timeouts_by_rank_[e.rank];
     const uint64_t h = kind_hash(e.kind, 0);
     kind_hash_ = h;
     event_hash_ = mix(h, 0x100 + chosen_ordinal_);
@@ -193,24 +193,19 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
  private:
   // `start` mixed with every character of `kind`, remembered by the kind's
   // address: kinds are a few string constants, hashed at every event and
-  // every ready event of every choice point (part 5 of issue 26).
-  // A direct-mapped cache in front of the list: each ready event of every
-  // choice point looks its kind up, and the list holds every kind per rank.
-  uint64_t kind_hash(const char* kind, uint64_t start) const {
-    const uint64_t key = reinterpret_cast<uintptr_t>(kind) * 0x9e3779b97f4a7c15ull ^ start;
-    KindHash& slot = kind_hash_cache_[(key >> 32) % kKindHashCacheSlots];
+  // every ready event of every choice point (part 5 of issue 26). The cache
+  // is the thread's, not the execution's: the hash is a function of the
+  // characters and `start` alone, and an execution is too short to fill a
+  // cache of its own.
+  static uint64_t kind_hash(const char* kind, uint64_t start) {
+    thread_local std::array<KindHash, kKindHashCacheSlots> cache{};
+    const uint64_t key = (reinterpret_cast<uintptr_t>(kind) ^ start) * 0x9e3779b97f4a7c15ull;
+    KindHash& slot = cache[key >> (64 - kKindHashCacheBits)];
     if (slot.kind == kind && slot.start == start) return slot.hash;
-    slot = kind_hash_listed(kind, start);
-    return slot.hash;
-  }
-  KindHash kind_hash_listed(const char* kind, uint64_t start) const {
-    for (const KindHash& k : kind_hashes_) {
-      if (k.kind == kind && k.start == start) return k;
-    }
     uint64_t h = start;
     for (const char* ch = kind; *ch != 0; ++ch) h = mix(h, static_cast<unsigned char>(*ch));
-    kind_hashes_.push_back({kind, start, h});
-    return kind_hashes_.back();
+    slot = {kind, start, h};
+    return h;
   }
 
   // Kinds are string constants: the same address is the same kind, and
@@ -256,9 +251,8 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   const sim::Simulator* simulator_ = nullptr;  // tensor workloads only
   const WorkloadDriver* driver_ = nullptr;
   uint64_t chosen_ordinal_ = 0;
-  mutable std::vector<KindHash> kind_hashes_;
-  static constexpr size_t kKindHashCacheSlots = 64;
-  mutable std::array<KindHash, kKindHashCacheSlots> kind_hash_cache_{};
+  static constexpr unsigned kKindHashCacheBits = 8;
+  static constexpr size_t kKindHashCacheSlots = size_t{1} << kKindHashCacheBits;
 };
 
 }  // namespace
@@ -534,6 +528,8 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   if (recorder_of_dfs != nullptr) {
     recorder_of_dfs->set_fingerprint([&fingerprinter] { return fingerprinter.fingerprint(); });
   }
+  // Only those two ask for digests of the state.
+  options.state_digests = dpor != nullptr || recorder_of_dfs != nullptr;
   if (faults.enabled()) {
     recorder.set_fault_handler([&injector](const InjectedFault& fault) { injector.strike(fault); });
     recorder.set_fault_applies(

@@ -25,6 +25,8 @@ struct SimulationOptions {
   bool has_seed = false;
   // The model checker's adversarial allocator (sim::SimOptions::adversarial_memory).
   bool adversarial_memory = false;
+  // Whether the model checker digests the simulated state (sim::SimOptions::state_digests).
+  bool state_digests = true;
   // A planted allocator bug for the DMA sanitizer's tests: every rank's
   // allocations overlap (sim::SimOptions::plant_overlapping_allocations).
   bool plant_overlapping_allocations = false;

@@ -22,6 +22,7 @@ sim::SimOptions sim_options_of(const Scenario& scenario, const RunReport& report
   sim::SimOptions sim_options;
   sim_options.plant_overlapping_allocations = options.plant_overlapping_allocations;
   sim_options.adversarial_memory = options.adversarial_memory;
+  sim_options.state_digests = options.state_digests;
   sim_options.seed = report.seed;
   sim_options.payload = report.payload;
   if (scenario.payload_limit_bytes_per_rank > 0) {
