@@ -36,6 +36,10 @@ struct SimOptions {
   // digests the state (random walks, PCT) turns them off: they are a few
   // percent of its executions.
   bool state_digests = true;
+  // Keep the ledger of what each tensor transfer's work requests and copies
+  // did (Simulator::transfer_breakdown). A run that reports no breakdowns
+  // (a model checker's executions) turns it off.
+  bool transfer_ledger = true;
 };
 
 }  // namespace tensorwire::sim

@@ -23,6 +23,7 @@ sim::SimOptions sim_options_of(const Scenario& scenario, const RunReport& report
   sim_options.plant_overlapping_allocations = options.plant_overlapping_allocations;
   sim_options.adversarial_memory = options.adversarial_memory;
   sim_options.state_digests = options.state_digests;
+  sim_options.transfer_ledger = options.measurements;
   sim_options.seed = report.seed;
   sim_options.payload = report.payload;
   if (scenario.payload_limit_bytes_per_rank > 0) {
@@ -110,6 +111,8 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   for (RankId r = 0; r < report.ranks; ++r) {
     envs.push_back(simulator.env(r));
     envs.back().peers = &(*peers)[r];
+    // No breakdowns: no transfer to attribute work to (the ledger is off too).
+    if (!options.measurements) envs.back().attribution = nullptr;
     rendezvous.push_back(protocol.make_rendezvous(envs.back(), scenario.protocol.options));
     TW_ASSERT(rendezvous.back() != nullptr);
     rendezvous_ptrs.push_back(rendezvous.back().get());
