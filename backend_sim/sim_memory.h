@@ -76,7 +76,10 @@ class SimMemorySpace final : public MemorySpace {
   std::span<std::byte> bytes_at(uint64_t addr, uint64_t length, bool for_write = false);
 
   uint64_t live_allocations() const { return allocations_.size(); }
-  // Every allocation and its bytes: for model checkers' state caches.
+  // Every allocation and its bytes: for model checkers' state caches. Kept
+  // between digests until the memory changes: a dfs digests the state at
+  // every choice point it expands, and most events leave a rank's memory as
+  // it was.
   void digest(StateDigest& d) const;
   uint64_t payload_bytes_held() const { return payload_bytes_; }
 
@@ -126,6 +129,7 @@ class SimMemorySpace final : public MemorySpace {
   // model checker: a plain simulation never digests and keeps no tables).
   void mark_written(const Allocation& a, uint64_t offset, uint64_t length) const {
     if (length == 0) return;
+    digest_valid_ = false;
     if (a.dirty_begin == a.dirty_end) {
       a.dirty_begin = offset;
       a.dirty_end = offset + length;
@@ -173,6 +177,11 @@ class SimMemorySpace final : public MemorySpace {
   std::map<uint64_t, HeldRead> held_;  // by id, in the order held
   uint64_t next_held_id_ = 1;
   uint64_t held_reads_copied_ = 0;
+  // digest()'s value while nothing changed since (allocate, free and every
+  // write clear digest_valid_).
+  void digest_afresh(StateDigest& d) const;
+  mutable bool digest_valid_ = false;
+  mutable uint64_t digest_value_ = 0;
 };
 
 }  // namespace tensorwire::sim
