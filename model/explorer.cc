@@ -507,6 +507,7 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   // Freed memory poisoned and reused first: an early free corrupts bytes.
   options.adversarial_memory = true;
   options.measurements = false;  // an execution's verdict needs none of them
+  options.transition_coverage = false;  // counted once per search, by CheckTally::finish
   options.scheduler = &fingerprinter;
   options.observer = &fingerprinter;
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();
@@ -643,6 +644,9 @@ void CheckTally::finish(const CheckOptions& options, const DporSearch* dpor) {
   const bool dfs = options.strategy == CheckStrategy::kDfs && dpor != nullptr;
   report.cached_schedules = dpor != nullptr ? dpor->cached_executions() : 0;
   report.distinct_states = dfs ? dpor->distinct_states() : states.size();
+  // The executions' transition tables, summed, counted into the coverage
+  // once (run_execution leaves them out of each execution's).
+  add_transition_coverage(report.coverage, report.transitions);
   if (!options.keep_states) return;
   report.states = dfs ? dpor->seen_states().values() : states.values();
   std::sort(report.states.begin(), report.states.end());

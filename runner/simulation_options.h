@@ -48,6 +48,10 @@ struct SimulationOptions {
   // counters) in the report; a model checker reads none of them, and they are
   // a tenth of an execution it runs.
   bool measurements = true;
+  // Count the protocol's transition tables into the report's coverage. A
+  // model checker sums the tables over its executions and counts them once
+  // per search instead (model::CheckTally::finish): the counts add up alike.
+  bool transition_coverage = true;
 };
 
 using ProgressCallback = std::function<void(size_t steps_done, size_t steps_total)>;

@@ -152,7 +152,7 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
     add_transition_tables(report.transitions, rendezvous[r]->transition_tables());
     rendezvous[r]->add_coverage(report.coverage);
   }
-  add_transition_coverage(report.coverage, report.transitions);
+  if (options.transition_coverage) add_transition_coverage(report.coverage, report.transitions);
   report.total_stats = simulator.total_stats();
   if (options.measurements) {
     report.resources = simulator.resource_usage();
