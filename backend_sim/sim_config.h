@@ -31,6 +31,15 @@ struct SimOptions {
   // A planted allocator bug, for the DMA sanitizer's tests only: each
   // allocation starts 256 bytes after the previous one, inside it.
   bool plant_overlapping_allocations = false;
+  // Under a scheduler, memory keeps per-block content hashes up to date for
+  // state digests (Simulator::state_digest). A model checker that never
+  // digests the state (random walks, PCT) turns them off: they are a few
+  // percent of its executions.
+  bool state_digests = true;
+  // Keep the ledger of what each tensor transfer's work requests and copies
+  // did (Simulator::transfer_breakdown). A run that reports no breakdowns
+  // (a model checker's executions) turns it off.
+  bool transfer_ledger = true;
 };
 
 }  // namespace tensorwire::sim

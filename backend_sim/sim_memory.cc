@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string>
 
+#include "backend_sim/zeroed_bytes_pool.h"
 #include "core/assert.h"
 #include "core/units_format.h"
 
@@ -31,19 +32,29 @@ SimMemorySpace::SimMemorySpace(SimContext& context, uint32_t rank)
   for (size_t i = 0; i < next_addr_.size(); ++i) next_addr_[i] = (i + 1) * kRegionSpan;
 }
 
+SimMemorySpace::~SimMemorySpace() {
+  for (auto& [addr, a] : allocations_) give_back_bytes(a);
+}
+
+void SimMemorySpace::give_back_bytes(Allocation& a) {
+  ZeroedBytesPool::local().give_back(std::move(a.bytes), a.dirty_begin, a.dirty_end);
+  a.bytes.clear();
+}
+
 Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64_t bytes) {
-  const std::string where = "rank " + std::to_string(rank_) + ": ";
+  // Built only for an error: a model checker allocates thousands of buffers a second.
+  auto where = [this] { return "rank " + std::to_string(rank_) + ": "; };
   size_t region = 0;
   if (is_device(kind)) {
     if (device >= context_.cluster.gpus_per_node) {
       return Status(StatusCode::kInvalidArgument,
-                    where + "no GPU " + std::to_string(device) + " (node has " +
+                    where() + "no GPU " + std::to_string(device) + " (node has " +
                         std::to_string(context_.cluster.gpus_per_node) + ")");
     }
     const bool direct = context_.gpu_direct(rank_, device);
     if (direct != (kind == MemoryKind::kDeviceGpuDirect)) {
       return Status(StatusCode::kInvalidArgument,
-                    where + "GPU " + std::to_string(device) +
+                    where() + "GPU " + std::to_string(device) +
                         (direct ? " has GPUDirect; allocate kDeviceGpuDirect"
                                 : " has no GPUDirect; allocate kDeviceNoGpuDirect"));
     }
@@ -53,14 +64,14 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   }
   if (bytes > kMaxAllocationBytes) {
     return Status(StatusCode::kResourceLimit,
-                  where + "allocation of " + std::to_string(bytes) + " bytes is too large");
+                  where() + "allocation of " + std::to_string(bytes) + " bytes is too large");
   }
   if (context_.options.payload) {
     if (Status st = check_payload_limits(bytes); !st.is_ok()) return st;
   }
   const uint64_t size = aligned_size(bytes);
   if (next_addr_[region] + size > (region + 2) * kRegionSpan) {
-    return Status(StatusCode::kResourceLimit, where + "simulated address space exhausted");
+    return Status(StatusCode::kResourceLimit, where() + "simulated address space exhausted");
   }
   const uint64_t reused = context_.options.adversarial_memory ? reuse_freed(region, size) : 0;
   Buffer buffer{reused != 0 ? reused : next_addr_[region], bytes, kind, device};
@@ -72,12 +83,17 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   }
   context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
   check_overlap(buffer);
-  Allocation a{buffer, {}, 0, {}, {}, {}};
+  Allocation a{buffer, {}, 0, {}, {}, {}, 0, 0};
   if (context_.options.payload) {
-    a.bytes.resize(bytes, reused != 0 ? kPoison : std::byte{0});
+    a.bytes = ZeroedBytesPool::local().take(bytes);
+    if (reused != 0) {
+      std::fill(a.bytes.begin(), a.bytes.end(), kPoison);
+      a.dirty_end = bytes;
+    }
     add_payload_bytes(bytes);
     TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);
   }
+  digest_valid_ = false;
   const bool fresh = allocations_.emplace(buffer.addr, std::move(a)).second;
   TW_ASSERT_MSG(fresh, "a live address is never handed out twice");
   return buffer;
@@ -119,7 +135,9 @@ void SimMemorySpace::free(const Buffer& buffer) {
     TW_ASSERT_MSG(region < freed_.size(), "an allocation lies in one of the rank's regions");
     freed_[region].emplace(it->first, size);
   }
+  give_back_bytes(it->second);
   allocations_.erase(it);
+  digest_valid_ = false;
 }
 
 void SimMemorySpace::add_payload_bytes(uint64_t bytes) {
@@ -130,27 +148,28 @@ void SimMemorySpace::add_payload_bytes(uint64_t bytes) {
 // Payload mode holds real bytes: a scenario too big for the rank or for the
 // machine fails here, with what to do, rather than exhausting the machine.
 Status SimMemorySpace::check_payload_limits(uint64_t bytes) const {
+  const uint64_t rank_limit_bytes = context_.options.payload_limit_bytes_per_rank;
+  const uint64_t total_limit_bytes = context_.options.payload_limit_bytes_total;
+  const uint64_t held_bytes = context_.payload_bytes_held_total;
+  const bool over_rank = bytes > rank_limit_bytes || payload_bytes_ > rank_limit_bytes - bytes;
+  const bool over_total = bytes > total_limit_bytes || held_bytes > total_limit_bytes - bytes;
+  if (!over_rank && !over_total) return Status::ok();
+  // The messages are built only here: every allocation of a payload run passes by.
   const std::string where = "rank " + std::to_string(rank_) + ": ";
   const std::string ask = "allocating " + format_bytes(bytes) + " (" + std::to_string(bytes) +
                           " bytes)";
-  const uint64_t rank_limit_bytes = context_.options.payload_limit_bytes_per_rank;
-  if (bytes > rank_limit_bytes || payload_bytes_ > rank_limit_bytes - bytes) {
+  if (over_rank) {
     return Status(StatusCode::kResourceLimit,
                   where + "payload mode holds at most " + std::to_string(rank_limit_bytes) +
                       " bytes per rank; " + ask + " with " + format_bytes(payload_bytes_) +
                       " held would pass it: run this scenario in timing mode");
   }
-  const uint64_t total_limit_bytes = context_.options.payload_limit_bytes_total;
-  const uint64_t held_bytes = context_.payload_bytes_held_total;
-  if (bytes > total_limit_bytes || held_bytes > total_limit_bytes - bytes) {
-    return Status(StatusCode::kResourceLimit,
-                  where + "payload memory limit reached: all ranks together may hold " +
-                      format_bytes(total_limit_bytes) + " (" + std::to_string(total_limit_bytes) +
-                      " bytes); " + ask + " with " + format_bytes(held_bytes) +
-                      " held would pass it: run in timing mode ([run] mode = \"timing\", "
-                      "run --timing-only) or raise --memory-limit");
-  }
-  return Status::ok();
+  return Status(StatusCode::kResourceLimit,
+                where + "payload memory limit reached: all ranks together may hold " +
+                    format_bytes(total_limit_bytes) + " (" + std::to_string(total_limit_bytes) +
+                    " bytes); " + ask + " with " + format_bytes(held_bytes) +
+                    " held would pass it: run in timing mode ([run] mode = \"timing\", "
+                    "run --timing-only) or raise --memory-limit");
 }
 
 HeldBytes& HeldBytes::operator=(HeldBytes&& other) noexcept {
@@ -395,6 +414,17 @@ Status SimMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
 }
 
 void SimMemorySpace::digest(StateDigest& d) const {
+  TW_ASSERT_MSG(context_.options.state_digests, "a state digest needs the tracking of written blocks");
+  if (!digest_valid_) {
+    StateDigest own;
+    digest_afresh(own);
+    digest_value_ = own.value();
+    digest_valid_ = true;
+  }
+  d.add(digest_value_);
+}
+
+void SimMemorySpace::digest_afresh(StateDigest& d) const {
   d.add(allocations_.size());
   for (const auto& [addr, a] : allocations_) {
     d.add(addr).add(a.buffer.length).add(a.bytes.size());

@@ -8,6 +8,7 @@
 // buffers keep their meaning, tensors cost nothing.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -51,6 +52,11 @@ class HeldBytes {
 class SimMemorySpace final : public MemorySpace {
  public:
   SimMemorySpace(SimContext& context, uint32_t rank);
+  // Gives the bytes of what is still allocated back to the thread's
+  // ZeroedBytesPool.
+  ~SimMemorySpace() override;
+  SimMemorySpace(const SimMemorySpace&) = delete;
+  SimMemorySpace& operator=(const SimMemorySpace&) = delete;
 
   Result<Buffer> allocate(MemoryKind kind, uint32_t device, uint64_t bytes) override;
   void free(const Buffer& buffer) override;
@@ -70,7 +76,10 @@ class SimMemorySpace final : public MemorySpace {
   std::span<std::byte> bytes_at(uint64_t addr, uint64_t length, bool for_write = false);
 
   uint64_t live_allocations() const { return allocations_.size(); }
-  // Every allocation and its bytes: for model checkers' state caches.
+  // Every allocation and its bytes: for model checkers' state caches. Kept
+  // between digests until the memory changes: a dfs digests the state at
+  // every choice point it expands, and most events leave a rank's memory as
+  // it was.
   void digest(StateDigest& d) const;
   uint64_t payload_bytes_held() const { return payload_bytes_; }
 
@@ -110,13 +119,28 @@ class SimMemorySpace final : public MemorySpace {
     mutable std::vector<uint64_t> block_terms;       // per block: its index and content, hashed (0: all zero)
     mutable std::vector<uint8_t> block_stale;        // per block
     mutable std::vector<uint32_t> stale_blocks;      // the blocks with block_stale set
+    // The bytes that may not be zero, [dirty_begin, dirty_end): what has to
+    // be zeroed again before the pool hands the vector out.
+    mutable uint64_t dirty_begin = 0;
+    mutable uint64_t dirty_end = 0;
   };
-  // Bytes [offset, offset + length) of `a` may change: their blocks are
-  // hashed again at the next digest. Only under a model checker: a plain
-  // simulation never digests and keeps no tables.
+  // Bytes [offset, offset + length) of `a` may change: they may no longer be
+  // zero, and their blocks are hashed again at the next digest (only under a
+  // model checker: a plain simulation never digests and keeps no tables).
   void mark_written(const Allocation& a, uint64_t offset, uint64_t length) const {
-    if (context_.events.digesting()) track_written(a, offset, length);
+    if (length == 0) return;
+    digest_valid_ = false;
+    if (a.dirty_begin == a.dirty_end) {
+      a.dirty_begin = offset;
+      a.dirty_end = offset + length;
+    } else {
+      a.dirty_begin = std::min(a.dirty_begin, offset);
+      a.dirty_end = std::max(a.dirty_end, offset + length);
+    }
+    if (context_.events.digesting() && context_.options.state_digests) track_written(a, offset, length);
   }
+  // `a`'s bytes, zeroed where written, go back to the thread's pool.
+  static void give_back_bytes(Allocation& a);
   static void track_written(const Allocation& a, uint64_t offset, uint64_t length);
   void check_overlap(const Buffer& buffer) const;
   Status check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
@@ -153,6 +177,11 @@ class SimMemorySpace final : public MemorySpace {
   std::map<uint64_t, HeldRead> held_;  // by id, in the order held
   uint64_t next_held_id_ = 1;
   uint64_t held_reads_copied_ = 0;
+  // digest()'s value while nothing changed since (allocate, free and every
+  // write clear digest_valid_).
+  void digest_afresh(StateDigest& d) const;
+  mutable bool digest_valid_ = false;
+  mutable uint64_t digest_value_ = 0;
 };
 
 }  // namespace tensorwire::sim

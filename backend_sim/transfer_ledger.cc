@@ -8,6 +8,7 @@ namespace tensorwire::sim {
 
 void TransferLedger::on_posted(uint64_t seq, uint64_t tag, uint32_t rank, uint32_t peer,
                                const SendWorkRequest& wr, TimeNs now_ns) {
+  if (!enabled_) return;
   InFlight f;
   f.tag = owner(tag);
   f.rank = rank;
@@ -23,11 +24,13 @@ void TransferLedger::on_posted(uint64_t seq, uint64_t tag, uint32_t rank, uint32
 }
 
 void TransferLedger::on_wire_start(uint64_t seq, TimeNs now_ns) {
+  if (!enabled_) return;
   auto it = in_flight_.find(seq);
   if (it != in_flight_.end()) it->second.wire_start_ns = now_ns;
 }
 
 void TransferLedger::on_landed(uint64_t seq, TimeNs now_ns) {
+  if (!enabled_) return;
   auto it = in_flight_.find(seq);
   if (it == in_flight_.end() || it->second.landed) return;
   it->second.landed = true;
@@ -35,7 +38,7 @@ void TransferLedger::on_landed(uint64_t seq, TimeNs now_ns) {
 }
 
 uint64_t TransferLedger::take_handler(uint64_t seq, TimeNs now_ns) {
-  if (seq == 0) return 0;
+  if (seq == 0 || !enabled_) return 0;
   auto it = in_flight_.find(seq);
   if (it == in_flight_.end()) return 0;
   const uint64_t tag = it->second.tag;
@@ -49,13 +52,14 @@ uint64_t TransferLedger::take_handler(uint64_t seq, TimeNs now_ns) {
 
 void TransferLedger::add_copy(uint64_t tag, uint32_t rank, TimeNs submitted_ns, TimeNs start_ns,
                               TimeNs end_ns) {
+  if (!enabled_) return;
   const uint64_t own = owner(tag);
   if (start_ns > submitted_ns) add(own, rank, rank, false, {ActivityKind::kQueueing, submitted_ns, start_ns});
   if (end_ns > start_ns) add(own, rank, rank, false, {ActivityKind::kCopy, start_ns, end_ns});
 }
 
 void TransferLedger::on_transfer_done(uint64_t tag) {
-  if (tag != 0) finished_.insert(tag);
+  if (tag != 0 && enabled_) finished_.insert(tag);
 }
 
 void TransferLedger::close(const InFlight& f, TimeNs end_ns) {
@@ -88,6 +92,7 @@ void TransferLedger::add(uint64_t tag, uint32_t rank, uint32_t peer, bool contro
 
 TransferLedger::Share TransferLedger::share_of(uint64_t tag, uint32_t src, uint32_t dst,
                                                TimeNs from_ns, TimeNs to_ns) const {
+  TW_ASSERT_MSG(enabled_, "breakdowns are asked of a run that keeps its ledger");
   Share share;
   if (auto it = accounts_.find(tag); it != accounts_.end()) {
     share.activities = it->second.activities;

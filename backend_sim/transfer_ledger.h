@@ -30,6 +30,9 @@ namespace tensorwire::sim {
 
 class TransferLedger {
  public:
+  // A ledger that is not `enabled` records nothing and is never asked.
+  explicit TransferLedger(bool enabled = true) : enabled_(enabled) {}
+
   // The largest work request that counts as a control message.
   static constexpr uint32_t kControlMaxBytes = 256;
 
@@ -87,6 +90,7 @@ class TransferLedger {
   void add(uint64_t tag, uint32_t rank, uint32_t peer, bool control, TransferActivity a);
   uint64_t owner(uint64_t tag) const { return tag != 0 && finished_.count(tag) == 0 ? tag : 0; }
 
+  bool enabled_;
   std::unordered_map<uint64_t, InFlight> in_flight_;  // by work request seq
   std::unordered_map<uint64_t, Account> accounts_;    // by transfer tag
   std::unordered_set<uint64_t> finished_;             // transfers whose Recv is done

@@ -1,6 +1,7 @@
 #include "model/explorer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -60,6 +61,12 @@ uint64_t mix(uint64_t h, uint64_t v) {
 // Either way, equal fingerprints are taken as equal states: that is the
 // abstraction the dfs strategy prunes with.
 class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
+  struct KindHash {
+    const char* kind = nullptr;  // nullptr: an empty cache slot
+    uint64_t start = 0;
+    uint64_t hash = 0;
+  };
+
  public:
   Fingerprinter(RecordingScheduler& inner, uint32_t ranks, std::vector<uint64_t>* out)
       : inner_(inner), ranks_(ranks), rank_hash_(ranks, 0), timeouts_by_rank_(ranks, 0),
@@ -121,7 +128,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     flush();
     inner_.ran(e);
     if (e.rank >= ranks_) return;
-    if (std::string_view(e.kind) == sim::SimClock::kTimeoutKind) ++timeouts_by_rank_[e.rank];
+    if (same_kind(e.kind, sim::SimClock::kTimeoutKind)) ++timeouts_by_rank_[e.rank];
     const uint64_t h = kind_hash(e.kind, 0);
     kind_hash_ = h;
     event_hash_ = mix(h, 0x100 + chosen_ordinal_);
@@ -154,7 +161,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     // sequence order, which is the order that rank's code created them in).
     chosen_ordinal_ = 0;
     for (size_t j = 0; j < chosen && chosen < ready.size(); ++j) {
-      if (ready[j].rank == ready[chosen].rank && std::string_view(ready[j].kind) == ready[chosen].kind) {
+      if (ready[j].rank == ready[chosen].rank && same_kind(ready[j].kind, ready[chosen].kind)) {
         ++chosen_ordinal_;
       }
     }
@@ -186,16 +193,24 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
  private:
   // `start` mixed with every character of `kind`, remembered by the kind's
   // address: kinds are a few string constants, hashed at every event and
-  // every ready event of every choice point (part 5 of issue 26).
-  uint64_t kind_hash(const char* kind, uint64_t start) const {
-    for (const KindHash& k : kind_hashes_) {
-      if (k.kind == kind && k.start == start) return k.hash;
-    }
+  // every ready event of every choice point (part 5 of issue 26). The cache
+  // is the thread's, not the execution's: the hash is a function of the
+  // characters and `start` alone, and an execution is too short to fill a
+  // cache of its own.
+  static uint64_t kind_hash(const char* kind, uint64_t start) {
+    thread_local std::array<KindHash, kKindHashCacheSlots> cache{};
+    const uint64_t key = (reinterpret_cast<uintptr_t>(kind) ^ start) * 0x9e3779b97f4a7c15ull;
+    KindHash& slot = cache[key >> (64 - kKindHashCacheBits)];
+    if (slot.kind == kind && slot.start == start) return slot.hash;
     uint64_t h = start;
     for (const char* ch = kind; *ch != 0; ++ch) h = mix(h, static_cast<unsigned char>(*ch));
-    kind_hashes_.push_back({kind, start, h});
+    slot = {kind, start, h};
     return h;
   }
+
+  // Kinds are string constants: the same address is the same kind, and
+  // only different addresses need their characters compared.
+  static bool same_kind(const char* a, const char* b) { return a == b || std::string_view(a) == b; }
 
   // The event that ran last goes into its history: its rank's, or the send
   // queue's it worked on, and that of any rank it changed directly.
@@ -236,12 +251,8 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   const sim::Simulator* simulator_ = nullptr;  // tensor workloads only
   const WorkloadDriver* driver_ = nullptr;
   uint64_t chosen_ordinal_ = 0;
-  struct KindHash {
-    const char* kind;
-    uint64_t start;
-    uint64_t hash;
-  };
-  mutable std::vector<KindHash> kind_hashes_;
+  static constexpr unsigned kKindHashCacheBits = 8;
+  static constexpr size_t kKindHashCacheSlots = size_t{1} << kKindHashCacheBits;
 };
 
 }  // namespace
@@ -495,6 +506,8 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   options.has_seed = true;
   // Freed memory poisoned and reused first: an early free corrupts bytes.
   options.adversarial_memory = true;
+  options.measurements = false;  // an execution's verdict needs none of them
+  options.transition_coverage = false;  // counted once per search, by CheckTally::finish
   options.scheduler = &fingerprinter;
   options.observer = &fingerprinter;
   const ProtocolDescriptor& protocol = scenario.protocol.descriptor();
@@ -516,6 +529,8 @@ Execution run_execution(const Scenario& scenario, uint64_t seed, ChoiceStrategy&
   if (recorder_of_dfs != nullptr) {
     recorder_of_dfs->set_fingerprint([&fingerprinter] { return fingerprinter.fingerprint(); });
   }
+  // Only those two ask for digests of the state.
+  options.state_digests = dpor != nullptr || recorder_of_dfs != nullptr;
   if (faults.enabled()) {
     recorder.set_fault_handler([&injector](const InjectedFault& fault) { injector.strike(fault); });
     recorder.set_fault_applies(
@@ -629,6 +644,9 @@ void CheckTally::finish(const CheckOptions& options, const DporSearch* dpor) {
   const bool dfs = options.strategy == CheckStrategy::kDfs && dpor != nullptr;
   report.cached_schedules = dpor != nullptr ? dpor->cached_executions() : 0;
   report.distinct_states = dfs ? dpor->distinct_states() : states.size();
+  // The executions' transition tables, summed, counted into the coverage
+  // once (run_execution leaves them out of each execution's).
+  add_transition_coverage(report.coverage, report.transitions);
   if (!options.keep_states) return;
   report.states = dfs ? dpor->seen_states().values() : states.values();
   std::sort(report.states.begin(), report.states.end());

@@ -54,7 +54,9 @@ struct Execution {
   bool fault_injected() const { return faults_injected > 0; }
   // Transitions each protocol state machine took, summed over the ranks.
   std::vector<TransitionTable> transitions;
-  // The protocol's declared coverage with what this execution reached.
+  // The protocol's declared coverage with what this execution reached, but
+  // for the transition tables' items (CheckTally::finish counts those once
+  // from the search's summed `transitions`).
   Coverage coverage;
 };
 

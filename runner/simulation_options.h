@@ -25,6 +25,8 @@ struct SimulationOptions {
   bool has_seed = false;
   // The model checker's adversarial allocator (sim::SimOptions::adversarial_memory).
   bool adversarial_memory = false;
+  // Whether the model checker digests the simulated state (sim::SimOptions::state_digests).
+  bool state_digests = true;
   // A planted allocator bug for the DMA sanitizer's tests: every rank's
   // allocations overlap (sim::SimOptions::plant_overlapping_allocations).
   bool plant_overlapping_allocations = false;
@@ -42,6 +44,14 @@ struct SimulationOptions {
   // Called once the workload driver exists, before it starts (state caches
   // digest the simulator and the driver). Both live until the run returns.
   std::function<void(const sim::Simulator&, WorkloadDriver&)> on_workload_started;
+  // The run's measurements (resource usage, where each Recv waited, protocol
+  // counters) in the report; a model checker reads none of them, and they are
+  // a tenth of an execution it runs.
+  bool measurements = true;
+  // Count the protocol's transition tables into the report's coverage. A
+  // model checker sums the tables over its executions and counts them once
+  // per search instead (model::CheckTally::finish): the counts add up alike.
+  bool transition_coverage = true;
 };
 
 using ProgressCallback = std::function<void(size_t steps_done, size_t steps_total)>;

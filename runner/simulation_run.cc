@@ -22,6 +22,8 @@ sim::SimOptions sim_options_of(const Scenario& scenario, const RunReport& report
   sim::SimOptions sim_options;
   sim_options.plant_overlapping_allocations = options.plant_overlapping_allocations;
   sim_options.adversarial_memory = options.adversarial_memory;
+  sim_options.state_digests = options.state_digests;
+  sim_options.transfer_ledger = options.measurements;
   sim_options.seed = report.seed;
   sim_options.payload = report.payload;
   if (scenario.payload_limit_bytes_per_rank > 0) {
@@ -109,6 +111,8 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   for (RankId r = 0; r < report.ranks; ++r) {
     envs.push_back(simulator.env(r));
     envs.back().peers = &(*peers)[r];
+    // No breakdowns: no transfer to attribute work to (the ledger is off too).
+    if (!options.measurements) envs.back().attribution = nullptr;
     rendezvous.push_back(protocol.make_rendezvous(envs.back(), scenario.protocol.options));
     TW_ASSERT(rendezvous.back() != nullptr);
     rendezvous_ptrs.push_back(rendezvous.back().get());
@@ -124,13 +128,14 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   if (options.on_workload_started) options.on_workload_started(simulator, driver);
   uint64_t wire_bytes_at_last_step_end = 0;
   // The steps' window of resource usage: from here to the last step's end.
-  const std::vector<ResourceUsage> usage_at_start = simulator.resource_usage();
+  const std::vector<ResourceUsage> usage_at_start =
+      options.measurements ? simulator.resource_usage() : std::vector<ResourceUsage>{};
   std::vector<ResourceUsage> usage_at_last_step_end = usage_at_start;
   driver.set_progress_callback([&](size_t steps_done, size_t steps_total) {
     const uint64_t wire_bytes = simulator.total_stats().bytes_on_wire_tx;
     report.step_wire_bytes.push_back(wire_bytes - wire_bytes_at_last_step_end);
     wire_bytes_at_last_step_end = wire_bytes;
-    usage_at_last_step_end = simulator.resource_usage();
+    if (options.measurements) usage_at_last_step_end = simulator.resource_usage();
     if (on_progress) on_progress(steps_done, steps_total);
   });
   driver.start();
@@ -140,17 +145,19 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   report.end_ns = simulator.now_ns();
   report.events_processed = simulator.events_processed();
   report.workload = driver.result();
-  add_transfer_breakdowns(report.workload, simulator);
+  if (options.measurements) add_transfer_breakdowns(report.workload, simulator);
   for (RankId r = 0; r < report.ranks; ++r) {
     report.rank_stats.push_back(simulator.stats(r));
-    report.protocol_counters.push_back(rendezvous[r]->counters());
+    if (options.measurements) report.protocol_counters.push_back(rendezvous[r]->counters());
     add_transition_tables(report.transitions, rendezvous[r]->transition_tables());
     rendezvous[r]->add_coverage(report.coverage);
   }
-  add_transition_coverage(report.coverage, report.transitions);
+  if (options.transition_coverage) add_transition_coverage(report.coverage, report.transitions);
   report.total_stats = simulator.total_stats();
-  report.resources = simulator.resource_usage();
-  report.step_resources = usage_between(usage_at_start, usage_at_last_step_end);
+  if (options.measurements) {
+    report.resources = simulator.resource_usage();
+    report.step_resources = usage_between(usage_at_start, usage_at_last_step_end);
+  }
   check_point_to_point_run(report, rendezvous);
   add_dma_problems(report, simulator);
   return report;

@@ -1,6 +1,7 @@
 // Simulated memory, registration and the copy engine.
 #include <gtest/gtest.h>
 
+#include "backend_sim/scheduler.h"
 #include "tests/backend_sim/sim_fixture.h"
 
 namespace tensorwire::sim::testing {
@@ -216,6 +217,42 @@ TEST(SimCopyEngine, DeviceToDeviceUsesNvlinkWhereTheNodeHasIt) {
     f.sim().run();
     EXPECT_EQ(at, nvlink > 0 ? 100'000 + 500 : 1'000'000 + 1000) << "nvlink " << nvlink;
   }
+}
+
+// First come, first served: a scheduler only so that the simulator digests.
+class InOrder final : public Scheduler {
+ public:
+  size_t pick(std::span<const ReadyEvent> /*ready*/) override { return 0; }
+};
+
+// The state digest follows every change of a rank's memory (each kept
+// between digests until something changes): allocations, frees and writes
+// by each path change it; putting the bytes back restores it.
+TEST(SimMemory, StateDigestFollowsEveryChangeOfMemory) {
+  SimFixture f(with_gpus());
+  f.sim().set_scheduler(std::make_unique<InOrder>());
+  MemorySpace& m = f.env(1).memory;
+  Buffer b = *m.allocate(MemoryKind::kHostPinned, 0, 1000);
+  const uint64_t zeros = f.sim().state_digest();
+  EXPECT_EQ(f.sim().state_digest(), zeros) << "nothing changed";
+  std::vector<std::byte> ones(10, std::byte{1});
+  ASSERT_TRUE(m.write_bytes(b, 600, ones).is_ok());
+  const uint64_t written = f.sim().state_digest();
+  EXPECT_NE(written, zeros);
+  std::span<std::byte> view = m.host_view(b);
+  ASSERT_EQ(view.size(), 1000u);
+  std::fill(view.begin() + 600, view.begin() + 610, std::byte{0});
+  EXPECT_EQ(f.sim().state_digest(), zeros) << "the same bytes again";
+  Buffer src = *m.allocate(MemoryKind::kHostPinned, 0, 10);
+  const uint64_t two = f.sim().state_digest();
+  EXPECT_NE(two, zeros);
+  ASSERT_TRUE(m.write_bytes(src, 0, ones).is_ok());
+  const uint64_t src_written = f.sim().state_digest();
+  EXPECT_NE(src_written, two);
+  ASSERT_TRUE(m.cpu_copy(b, 0, src, 0, 10).is_ok());
+  EXPECT_NE(f.sim().state_digest(), src_written) << "a copy changes the destination";
+  m.free(src);
+  EXPECT_NE(f.sim().state_digest(), src_written);
 }
 
 }  // namespace

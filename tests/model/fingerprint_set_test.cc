@@ -33,6 +33,27 @@ TEST(FingerprintSet, HoldsWhatStdSetHolds) {
   EXPECT_EQ(values, std::vector<uint64_t>(expected.begin(), expected.end()));
 }
 
+// A random walk's fingerprints go in as a batch (sized first, fetched
+// ahead): the same members as one at a time, batches of every length.
+TEST(FingerprintSet, BatchesHoldWhatSingleInsertsHold) {
+  FingerprintSet batched;
+  std::set<uint64_t> expected;
+  uint64_t seed = 11;
+  for (size_t batch = 0; batch < 400; ++batch) {
+    std::vector<uint64_t> values(batch % 70);
+    for (uint64_t& v : values) {
+      v = splitmix64(seed);
+      if (v % 4 == 0) v %= 3000;  // repeats, within and across batches, and 0
+    }
+    batched.insert(values.begin(), values.end());
+    expected.insert(values.begin(), values.end());
+    ASSERT_EQ(batched.size(), expected.size()) << "after batch " << batch;
+  }
+  std::vector<uint64_t> values = batched.values();
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(values, std::vector<uint64_t>(expected.begin(), expected.end()));
+}
+
 TEST(FingerprintSet, ZeroIsAMemberLikeAnyOther) {
   FingerprintSet set;
   EXPECT_TRUE(set.empty());

@@ -23,10 +23,12 @@ std::optional<RdmaTensorMetaData> RdmaMemoryMgr::get_tensor_meta_data(RankId src
 
 void RdmaMemoryMgr::set_tensor_meta_data(RankId src, std::string_view name,
                                          const RdmaTensorMetaData& meta) {
+  changed();
   meta_data_[{src, std::string(name)}] = meta;
 }
 
 void RdmaMemoryMgr::erase_tensor_meta_data(RankId src, std::string_view name) {
+  changed();
   meta_data_.erase({src, std::string(name)});
 }
 
@@ -42,6 +44,7 @@ std::optional<MemoryRegion> RdmaMemoryMgr::find_region(uint64_t addr, uint64_t l
 }
 
 Result<MemoryRegion> RdmaMemoryMgr::register_source(const Buffer& buffer) {
+  changed();
   if (auto found = find_region(buffer.addr, buffer.length)) return *found;
   if (!is_nic_reachable(buffer.kind)) {
     return Status(StatusCode::kInvalidArgument,
@@ -100,6 +103,7 @@ Result<Buffer> RdmaMemoryMgr::allocate_unregistered(MemoryKind kind, uint32_t de
 }
 
 Result<RegisteredBuffer> RdmaMemoryMgr::allocate_pooled(const PoolKey& key, uint64_t bytes) {
+  changed();
   TW_ASSERT_MSG(key.bytes >= bytes, "a pool buffer holds what was asked for");
   if (key.bytes != bytes) ++sizes_off_class_;
   auto view = [bytes](const Allocation& a) {
@@ -144,6 +148,7 @@ Result<RegisteredBuffer> RdmaMemoryMgr::allocate_pooled(const PoolKey& key, uint
 }
 
 bool RdmaMemoryMgr::release_registered(const Buffer& buffer) {
+  changed();
   auto it = allocations_.find(buffer.addr);
   if (it == allocations_.end() || !it->second.in_use) return false;
   auto& list = free_[it->second.key];
@@ -158,6 +163,7 @@ bool RdmaMemoryMgr::release_registered(const Buffer& buffer) {
 }
 
 bool RdmaMemoryMgr::discard(const Buffer& buffer) {
+  changed();
   auto it = allocations_.find(buffer.addr);
   if (it == allocations_.end() || !it->second.in_use) return false;
   destroy_allocation(buffer.addr);
@@ -165,6 +171,7 @@ bool RdmaMemoryMgr::discard(const Buffer& buffer) {
 }
 
 void RdmaMemoryMgr::destroy_allocation(uint64_t addr) {
+  changed();
   auto it = allocations_.find(addr);
   if (it == allocations_.end()) return;
   Allocation a = it->second;
@@ -191,6 +198,7 @@ size_t RdmaMemoryMgr::buffers_in_use() const {
 
 Result<MemoryRegion> RdmaMemoryMgr::register_region(const Buffer& buffer, Access access,
                                                    RegionOwner owner) {
+  changed();
   Result<MemoryRegion> region = nic_.register_memory(buffer, access);
   if (!region.is_ok()) return region.status();
   auto [it, inserted] = regions_.try_emplace(region->addr, RegionEntry{*region, owner});
@@ -211,12 +219,14 @@ Result<MemoryRegion> RdmaMemoryMgr::register_region(const Buffer& buffer, Access
 }
 
 void RdmaMemoryMgr::forget_source(const Buffer& buffer) {
+  changed();
   auto it = regions_.find(buffer.addr);
   if (it == regions_.end() || it->second.owner != RegionOwner::kSource) return;
   deregister_region(buffer.addr);
 }
 
 void RdmaMemoryMgr::deregister_region(uint64_t start) {
+  changed();
   auto it = regions_.find(start);
   if (it == regions_.end()) return;
   Status st = nic_.deregister_memory(it->second.region);
@@ -237,6 +247,16 @@ void digest_buffer(StateDigest& d, const std::optional<RegisteredBuffer>& b) {
 }
 
 void RdmaMemoryMgr::digest(StateDigest& d) const {
+  if (!digest_valid_) {
+    StateDigest own;
+    digest_afresh(own);
+    digest_value_ = own.value();
+    digest_valid_ = true;
+  }
+  d.add(digest_value_);
+}
+
+void RdmaMemoryMgr::digest_afresh(StateDigest& d) const {
   d.add(meta_data_.size());
   for (const auto& [key, meta] : meta_data_) {
     d.add(key.first).add(key.second);

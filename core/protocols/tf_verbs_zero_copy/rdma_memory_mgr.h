@@ -58,7 +58,9 @@ class RdmaMemoryMgr {
   void set_tensor_meta_data(RankId src, std::string_view name, const RdmaTensorMetaData& meta);
   void erase_tensor_meta_data(RankId src, std::string_view name);
   size_t meta_data_cache_size() const { return meta_data_.size(); }
-  // The cache, the regions, the pool: for model checkers' state caches.
+  // The cache, the regions, the pool: for model checkers' state caches. Kept
+  // between digests until a method that changes them runs: a dfs digests at
+  // every choice point it expands, and most events change none of them.
   void digest(StateDigest& d) const;
 
   // --- regions ---
@@ -136,6 +138,12 @@ class RdmaMemoryMgr {
   uint64_t pool_reuses_ = 0;
   uint64_t sizes_off_class_ = 0;
   bool overlapping_hand_out_ = false;
+  // digest()'s value while digest_valid_ (every method that changes the
+  // maps above clears it first).
+  void digest_afresh(StateDigest& d) const;
+  void changed() { digest_valid_ = false; }
+  mutable bool digest_valid_ = false;
+  mutable uint64_t digest_value_ = 0;
 };
 
 }  // namespace tensorwire::tf_verbs

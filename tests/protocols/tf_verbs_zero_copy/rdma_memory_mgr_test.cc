@@ -178,6 +178,47 @@ TEST_F(RdmaMemoryMgrTest, MetaDataCacheIsKeyedBySourceRankAndName) {
   EXPECT_FALSE(mgr.get_tensor_meta_data(1, "w").has_value());
 }
 
+uint64_t digest_of(const RdmaMemoryMgr& mgr) {
+  StateDigest d;
+  mgr.digest(d);
+  return d.value();
+}
+
+// The digest is kept between digests: every change of the cache, the
+// regions or the pool must still show, and going back to an earlier state
+// gives its digest again.
+TEST_F(RdmaMemoryMgrTest, DigestFollowsEveryChange) {
+  RdmaMemoryMgr mgr(nic_, memory_);
+  const uint64_t empty = digest_of(mgr);
+  EXPECT_EQ(digest_of(mgr), empty) << "nothing changed";
+  RdmaTensorMetaData m{DataType::kFloat32, TensorShape{{2, 3}}, false, 0};
+  mgr.set_tensor_meta_data(1, "w", m);
+  const uint64_t with_meta = digest_of(mgr);
+  EXPECT_NE(with_meta, empty);
+  mgr.erase_tensor_meta_data(1, "w");
+  EXPECT_EQ(digest_of(mgr), empty);
+  auto a = mgr.allocate_registered(MemoryKind::kHostPinned, 0, 1000, Access::kLocalWrite);
+  ASSERT_TRUE(a.is_ok());
+  const uint64_t in_use = digest_of(mgr);
+  EXPECT_NE(in_use, empty);
+  ASSERT_TRUE(mgr.release_registered(a->buffer));
+  const uint64_t released = digest_of(mgr);
+  EXPECT_NE(released, in_use);
+  auto again = mgr.allocate_registered(MemoryKind::kHostPinned, 0, 1000, Access::kLocalWrite);
+  ASSERT_TRUE(again.is_ok());
+  const uint64_t reused = digest_of(mgr);
+  EXPECT_NE(reused, released) << "the buffer in use again";
+  ASSERT_TRUE(mgr.discard(again->buffer));
+  const uint64_t discarded = digest_of(mgr);
+  EXPECT_NE(discarded, reused);
+  Buffer source{0x100000, 4096, MemoryKind::kHostPinned, 0};
+  ASSERT_TRUE(mgr.register_source(source).is_ok());
+  const uint64_t with_source = digest_of(mgr);
+  EXPECT_NE(with_source, discarded);
+  mgr.forget_source(source);
+  EXPECT_EQ(digest_of(mgr), discarded);
+}
+
 TEST(RdmaTensorMetaDataTest, ByteSizeAndEquality) {
   RdmaTensorMetaData f{DataType::kFloat32, TensorShape{{2, 3}}, false, 0};
   EXPECT_EQ(f.byte_size(), 24u);

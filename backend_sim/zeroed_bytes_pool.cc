@@ -1,0 +1,49 @@
+#include "backend_sim/zeroed_bytes_pool.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/assert.h"
+
+namespace tensorwire::sim {
+
+ZeroedBytesPool& ZeroedBytesPool::local() {
+  // Per thread: parallel checks run one simulation per thread, and nothing
+  // crosses threads (a vector goes back to the pool of the thread it frees on).
+  thread_local ZeroedBytesPool pool;
+  return pool;
+}
+
+ZeroedBytesPool::Bucket* ZeroedBytesPool::bucket_of(uint64_t bytes) {
+  for (Bucket& b : buckets_) {
+    if (b.bytes == bytes) return &b;
+  }
+  return nullptr;
+}
+
+std::vector<std::byte> ZeroedBytesPool::take(uint64_t bytes) {
+  Bucket* b = bytes >= kMinBytes && bytes <= kMaxBytes ? bucket_of(bytes) : nullptr;
+  if (b == nullptr || b->kept.empty()) return std::vector<std::byte>(bytes, std::byte{0});
+  std::vector<std::byte> v = std::move(b->kept.back());
+  b->kept.pop_back();
+  TW_ASSERT_MSG(v.size() == bytes && pooled_bytes_ >= bytes, "a bucket keeps vectors of its size");
+  pooled_bytes_ -= bytes;
+  return v;
+}
+
+void ZeroedBytesPool::give_back(std::vector<std::byte>&& v, uint64_t dirty_begin,
+                                uint64_t dirty_end) {
+  const uint64_t bytes = v.size();
+  if (bytes < kMinBytes || bytes > kMaxBytes || pooled_bytes_ + bytes > kMaxPooledBytes) return;
+  dirty_end = std::min(dirty_end, bytes);
+  if (dirty_begin < dirty_end) std::memset(v.data() + dirty_begin, 0, dirty_end - dirty_begin);
+  Bucket* b = bucket_of(bytes);
+  if (b == nullptr) {
+    buckets_.push_back(Bucket{bytes, {}});
+    b = &buckets_.back();
+  }
+  b->kept.push_back(std::move(v));
+  pooled_bytes_ += bytes;
+}
+
+}  // namespace tensorwire::sim

@@ -1,0 +1,133 @@
+// ZeroedBytesPool, and simulated memory through it: what an allocation gets
+// is all zero whatever the previous owner of its bytes wrote, by every path.
+#include "backend_sim/zeroed_bytes_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "tests/backend_sim/sim_fixture.h"
+
+namespace tensorwire::sim::testing {
+namespace {
+
+bool all_zero(const std::vector<std::byte>& v) {
+  return std::all_of(v.begin(), v.end(), [](std::byte b) { return b == std::byte{0}; });
+}
+
+TEST(ZeroedBytesPool, AVectorGivenBackIsHandedOutAgainZeroed) {
+  ZeroedBytesPool pool;
+  std::vector<std::byte> v = pool.take(8192);
+  ASSERT_EQ(v.size(), 8192u);
+  EXPECT_TRUE(all_zero(v));
+  std::fill(v.begin() + 100, v.begin() + 300, std::byte{0x5a});
+  const std::byte* storage = v.data();
+  pool.give_back(std::move(v), 100, 300);
+  EXPECT_EQ(pool.pooled_bytes(), 8192u);
+  std::vector<std::byte> again = pool.take(8192);
+  EXPECT_EQ(again.data(), storage) << "the same storage, not a fresh allocation";
+  EXPECT_TRUE(all_zero(again));
+  EXPECT_EQ(pool.pooled_bytes(), 0u);
+}
+
+TEST(ZeroedBytesPool, OnlyTheSameSizeIsReused) {
+  ZeroedBytesPool pool;
+  std::vector<std::byte> v = pool.take(8192);
+  const std::byte* storage = v.data();
+  pool.give_back(std::move(v), 0, 0);
+  std::vector<std::byte> other = pool.take(4096);
+  EXPECT_NE(other.data(), storage);
+  EXPECT_EQ(other.size(), 4096u);
+  EXPECT_EQ(pool.pooled_bytes(), 8192u);
+}
+
+TEST(ZeroedBytesPool, KeepsNeitherSmallNorLargeVectorsNorMoreThanItsLimit) {
+  ZeroedBytesPool pool;
+  pool.give_back(std::vector<std::byte>(ZeroedBytesPool::kMinBytes - 1), 0, 0);
+  pool.give_back(std::vector<std::byte>(ZeroedBytesPool::kMaxBytes + 1), 0, 0);
+  EXPECT_EQ(pool.pooled_bytes(), 0u);
+  const uint64_t n = ZeroedBytesPool::kMaxPooledBytes / ZeroedBytesPool::kMaxBytes;
+  for (uint64_t i = 0; i <= n; ++i) {
+    pool.give_back(std::vector<std::byte>(ZeroedBytesPool::kMaxBytes), 0, 0);
+  }
+  EXPECT_EQ(pool.pooled_bytes(), n * ZeroedBytesPool::kMaxBytes);
+}
+
+// Writes 0xff into `b` (8 KiB of host memory) by one path.
+using Write = std::function<void(MemorySpace&, const Buffer&)>;
+
+void expect_fresh_allocations_zero_after(const Write& write) {
+  constexpr uint64_t kBytes = 8192;
+  Cluster c;
+  c.nodes = 1;
+  for (int round = 0; round < 3; ++round) {
+    SimFixture f(c);
+    MemorySpace& m = f.env(0).memory;
+    Buffer b = *m.allocate(MemoryKind::kHostPinned, 0, kBytes);
+    std::vector<std::byte> seen(kBytes, std::byte{1});
+    ASSERT_TRUE(m.read_bytes(b, 0, seen).is_ok());
+    EXPECT_TRUE(all_zero(seen)) << "round " << round;
+    write(m, b);
+    Buffer freed_early = *m.allocate(MemoryKind::kHostPinned, 0, kBytes);
+    write(m, freed_early);
+    m.free(freed_early);  // back by free; `b` goes back with the fixture
+    Buffer after_free = *m.allocate(MemoryKind::kHostPinned, 0, kBytes);
+    ASSERT_TRUE(m.read_bytes(after_free, 0, seen).is_ok());
+    EXPECT_TRUE(all_zero(seen)) << "round " << round;
+  }
+}
+
+TEST(SimMemoryZeroedBytes, FreshAllocationsAreZeroAfterWriteBytes) {
+  expect_fresh_allocations_zero_after([](MemorySpace& m, const Buffer& b) {
+    std::vector<std::byte> data(100, std::byte{0xff});
+    ASSERT_TRUE(m.write_bytes(b, 5000, data).is_ok());
+  });
+}
+
+TEST(SimMemoryZeroedBytes, FreshAllocationsAreZeroAfterHostViewWrites) {
+  expect_fresh_allocations_zero_after([](MemorySpace& m, const Buffer& b) {
+    Buffer tail = b;
+    tail.addr += 4096;
+    tail.length = 4096;
+    std::span<std::byte> view = m.host_view(tail);
+    ASSERT_EQ(view.size(), 4096u);
+    std::fill(view.begin(), view.end(), std::byte{0xff});
+  });
+}
+
+TEST(SimMemoryZeroedBytes, FreshAllocationsAreZeroAfterCpuCopies) {
+  expect_fresh_allocations_zero_after([](MemorySpace& m, const Buffer& b) {
+    Buffer src = *m.allocate(MemoryKind::kHostPinned, 0, 64);
+    std::vector<std::byte> data(64, std::byte{0xff});
+    ASSERT_TRUE(m.write_bytes(src, 0, data).is_ok());
+    ASSERT_TRUE(m.cpu_copy(b, 8000, src, 0, 64).is_ok());
+  });
+}
+
+// The adversarial allocator poisons reused memory: those bytes too are
+// zero once the next simulation gets them.
+TEST(SimMemoryZeroedBytes, PoisonedBytesAreZeroInTheNextSimulation) {
+  Cluster c;
+  c.nodes = 1;
+  SimOptions options;
+  options.payload = true;
+  options.adversarial_memory = true;
+  std::vector<std::byte> seen(8192);
+  for (int round = 0; round < 3; ++round) {
+    SimFixture f(c, options);
+    MemorySpace& m = f.env(0).memory;
+    Buffer first = *m.allocate(MemoryKind::kHostPinned, 0, 8192);
+    ASSERT_TRUE(m.read_bytes(first, 0, seen).is_ok());
+    EXPECT_TRUE(all_zero(seen)) << "round " << round;
+    m.free(first);
+    Buffer reused = *m.allocate(MemoryKind::kHostPinned, 0, 8192);
+    ASSERT_EQ(reused.addr, first.addr);
+    ASSERT_TRUE(m.read_bytes(reused, 0, seen).is_ok());
+    EXPECT_EQ(seen[0], std::byte{0xd5}) << "reused memory is poisoned";
+    EXPECT_EQ(seen[8191], std::byte{0xd5});
+  }
+}
+
+}  // namespace
+}  // namespace tensorwire::sim::testing
