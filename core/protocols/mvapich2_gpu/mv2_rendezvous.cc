@@ -28,8 +28,7 @@ Status Mv2Rendezvous::start() {
   const uint32_t world = env_.nic.world_size();
   peers_.resize(world);
   peer_failed_.assign(world, false);
-  for (RankId p = 0; p < world; ++p) {
-    if (p == rank()) continue;
+  for (RankId p : channel_peers(options_.channels, env_)) {
     peers_[p] = std::make_unique<Peer>(env_, p, options_);
     install_handlers(peers_[p]->channel);
     if (Status s = peers_[p]->channel.start(); !s.is_ok()) return s;
@@ -116,7 +115,8 @@ void Mv2Rendezvous::recv(RankId src, std::string_view name, uint64_t step_id, Re
     return deliver(std::move(pending),
                    Status(StatusCode::kInvalidArgument,
                           "mvapich2_gpu: Recv from rank " + std::to_string(src) +
-                              ", which is this rank or none"),
+                              ": this rank has no channel to it (itself, outside the "
+                              "cluster, or not a peer of the workload)"),
                    {}, RecvState::kRequested);
   }
   if (channel(src).failed()) {

@@ -26,8 +26,7 @@ Status CommNetRendezvous::start() {
   const uint32_t world = env_.nic.world_size();
   channels_.resize(world);
   peer_failed_.assign(world, false);
-  for (RankId peer = 0; peer < world; ++peer) {
-    if (peer == rank()) continue;
+  for (RankId peer : channel_peers(options_.channels, env_)) {
     channels_[peer] =
         std::make_unique<EagerChannel>(env_, peer, eager_config_of(options_), skip_repost_of(options_));
     install_handlers(*channels_[peer]);
@@ -127,7 +126,8 @@ void CommNetRendezvous::recv(RankId src, std::string_view name, uint64_t step_id
     return deliver(src, std::move(pending),
                    Status(StatusCode::kInvalidArgument,
                           "oneflow_commnet: Recv from rank " + std::to_string(src) +
-                              ", which is this rank or none"),
+                              ": this rank has no channel to it (itself, outside the "
+                              "cluster, or not a peer of the workload)"),
                    {}, RecvState::kRequested);
   }
   if (channel(src).failed()) {

@@ -20,8 +20,7 @@ Status LegacyRendezvous::start() {
   channels_.resize(world);
   peer_failed_.assign(world, false);
   env_.nic.set_completion_handler([this](const Completion& c) { on_completion(c); });
-  for (RankId peer = 0; peer < world; ++peer) {
-    if (peer == rank()) continue;
+  for (RankId peer : channel_peers(options_.channels, env_)) {
     channels_[peer] = std::make_unique<RdmaChannel>(env_, peer, options_, stats_,
                                                     [this](AuditEvent e) { audit(std::move(e)); });
     if (Status s = channels_[peer]->start(); !s.is_ok()) return s;
@@ -85,7 +84,8 @@ void LegacyRendezvous::recv(RankId src, std::string_view name, uint64_t step_id,
     return deliver(src, std::move(pending),
                    Status(StatusCode::kInvalidArgument,
                           "tf_verbs_legacy: Recv from rank " + std::to_string(src) +
-                              ", which is this rank or none"),
+                              ": this rank has no channel to it (itself, outside the "
+                              "cluster, or not a peer of the workload)"),
                    {}, RecvState::kRequested);
   }
   if (channel(src).failed()) {
