@@ -4,13 +4,16 @@
 // each checked byte for byte (payload mode), as with a channel to every rank.
 #include <gtest/gtest.h>
 
-#include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "backend_sim/simulator.h"
 #include "core/trace_sink.h"
+#include "core/workload/peer_sets.h"
 #include "runner/simulation_run.h"
 #include "scenario/scenario_loader.h"
 
@@ -123,6 +126,34 @@ TEST_P(WorkloadChannels, AnUnknownSettingIsRejectedNamingTheFileAndKey) {
     EXPECT_NE(what.find("\"workload\""), std::string::npos) << what;
     EXPECT_NE(what.find("\"some\""), std::string::npos) << what;
   }
+}
+
+// The runner never asks for it (a pair in the workload is in both ranks' sets),
+// but a caller that does gets an error naming the rank, not an assertion.
+TEST_P(WorkloadChannels, ARecvFromARankWithoutAChannelFailsNamingIt) {
+  const Scenario scenario =
+      load_scenario_string(ps_scenario(GetParam(), "workload"), "ps_channels.toml");
+  Result<std::vector<std::vector<RankId>>> peers = peer_sets_of(scenario.workload, kRanks);
+  ASSERT_TRUE(peers.is_ok()) << peers.status().to_string();
+  ASSERT_EQ((*peers)[2], (std::vector<RankId>{0, 1}));
+  NullTraceSink trace;
+  sim::Simulator simulator(scenario.cluster, {}, trace);
+  std::vector<RankEnv> envs;
+  std::vector<std::unique_ptr<Rendezvous>> ranks;
+  for (RankId r = 0; r < kRanks; ++r) {
+    envs.push_back(simulator.env(r));
+    envs.back().peers = &(*peers)[r];
+    ranks.push_back(scenario.protocol.descriptor().make_rendezvous(envs.back(),
+                                                                   scenario.protocol.options));
+  }
+  for (auto& rank : ranks) ASSERT_TRUE(rank->start().is_ok());
+  std::optional<Status> got;
+  ranks[2]->recv(3, "small@w3", 1, RecvArgs{}, [&got](Status st, Tensor) { got = st; });
+  simulator.run();
+  ASSERT_TRUE(got.has_value()) << "the Recv ends";
+  EXPECT_EQ(got->code(), StatusCode::kInvalidArgument) << got->to_string();
+  EXPECT_NE(got->to_string().find("rank 3"), std::string::npos) << got->to_string();
+  EXPECT_NE(got->to_string().find("no channel"), std::string::npos) << got->to_string();
 }
 
 INSTANTIATE_TEST_SUITE_P(PointToPoint, WorkloadChannels,
