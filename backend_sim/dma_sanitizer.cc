@@ -26,10 +26,6 @@ std::string hex(uint64_t value) {
   return text;
 }
 
-bool overlaps(uint64_t a, uint64_t a_end, uint64_t b, uint64_t b_end) {
-  return a < b_end && b < a_end;
-}
-
 }  // namespace
 
 std::string describe_dma(const DmaOp& op) {
@@ -47,7 +43,7 @@ std::string describe_dma(const DmaOp& op) {
 DmaSanitizer::DmaSanitizer(uint32_t ranks) : ranges_(ranks), writes_(ranks, 0) {}
 
 void DmaSanitizer::report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t end,
-                          const std::string& what, const Entry& in_flight, TimeNs now_ns) {
+                          const std::string& what, const InFlightDma& in_flight, TimeNs now_ns) {
   if (problems_.size() >= kMaxProblems) return;
   const DmaOp& op = in_flight.op;
   TW_ASSERT(base <= addr);
@@ -65,7 +61,7 @@ void DmaSanitizer::report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t 
 }
 
 void DmaSanitizer::report_dma(const DmaOp& op, const DmaRange& range, bool write,
-                              const Entry& in_flight, TimeNs now_ns) {
+                              const InFlightDma& in_flight, TimeNs now_ns) {
   TW_ASSERT(range.rank < ranges_.size() && (write || writes_[range.rank] > 0));
   report(range.rank, range.addr, range.addr, range.addr + range.length,
          std::string(write ? "written" : "read") + " by " + describe_dma(op), in_flight, now_ns);
@@ -73,18 +69,16 @@ void DmaSanitizer::report_dma(const DmaOp& op, const DmaRange& range, bool write
 
 void DmaSanitizer::on_free(uint32_t rank, uint64_t addr, uint64_t length, TimeNs now_ns) {
   const uint64_t end = addr + length;
-  for (size_t i = 0; i < ranges_[rank].size(); ++i) {
-    const Entry& e = ranges_[rank][i];
-    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "freed", e, now_ns);
-  }
+  ranges_[rank].for_each_overlapping(addr, end, [&](const InFlightDma& e) {
+    report(rank, addr, addr, end, "freed", e, now_ns);
+  });
 }
 
 void DmaSanitizer::on_deregister(uint32_t rank, uint64_t addr, uint64_t length, TimeNs now_ns) {
   const uint64_t end = addr + length;
-  for (size_t i = 0; i < ranges_[rank].size(); ++i) {
-    const Entry& e = ranges_[rank][i];
-    if (overlaps(addr, end, e.addr, e.end)) report(rank, addr, addr, end, "deregistered", e, now_ns);
-  }
+  ranges_[rank].for_each_overlapping(addr, end, [&](const InFlightDma& e) {
+    report(rank, addr, addr, end, "deregistered", e, now_ns);
+  });
 }
 
 void DmaSanitizer::on_cpu_access(uint32_t rank, uint64_t buffer_addr, uint64_t offset,
@@ -92,15 +86,14 @@ void DmaSanitizer::on_cpu_access(uint32_t rank, uint64_t buffer_addr, uint64_t o
   if (length == 0) return;
   const uint64_t addr = buffer_addr + offset;
   const uint64_t end = addr + length;
-  for (size_t i = 0; i < ranges_[rank].size(); ++i) {
-    const Entry& e = ranges_[rank][i];
+  ranges_[rank].for_each_overlapping(addr, end, [&](const InFlightDma& e) {
     // A CPU read races a DMA write; a CPU write races both (it changes what a
     // DMA reads, or is overwritten by one).
-    if ((e.write || write) && overlaps(addr, end, e.addr, e.end)) {
+    if (e.write || write) {
       report(rank, buffer_addr, addr, end, write ? "written by the CPU" : "read by the CPU", e,
              now_ns);
     }
-  }
+  });
 }
 
 void DmaSanitizer::on_overlapping_allocation(uint32_t rank, uint64_t addr, uint64_t length,

@@ -25,23 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "backend_sim/dma_range_set.h"
 #include "core/clock.h"
 #include "core/problem.h"
 
 namespace tensorwire::sim {
 
-enum class DmaOpKind : uint8_t { kSend, kRdmaWrite, kRdmaWriteWithImm, kRdmaRead, kCopy };
-
-// What an in-flight DMA is, for the problem's text.
-struct DmaOp {
-  DmaOpKind kind = DmaOpKind::kCopy;
-  uint32_t initiator = 0;  // the rank that posted it
-  uint32_t peer = 0;       // the other end (the initiator itself for a copy)
-  uint64_t wr_id = 0;      // the work request's id (0 for a copy)
-  TimeNs posted_ns = 0;
-};
-
-// One rank's range [addr, addr + length); length 0 touches nothing.
 struct DmaRange {
   uint32_t rank = 0;
   uint64_t addr = 0;
@@ -68,13 +57,13 @@ class DmaSanitizer {
              TimeNs now_ns) {
     if (read.length > 0) {
       if (writes_[read.rank] > 0) check_dma(id, op, read, /*write=*/false, now_ns);
-      add(read, id, op, false);
+      ranges_[read.rank].add(read.addr, read.length, id, op, false);
     }
     if (write.length > 0) {
       // A write races every in-flight DMA of its range, reads too: the NIC
       // or engine still reading it may read either bytes.
       if (!ranges_[write.rank].empty()) check_dma(id, op, write, /*write=*/true, now_ns);
-      add(write, id, op, true);
+      ranges_[write.rank].add(write.addr, write.length, id, op, true);
       ++writes_[write.rank];
     }
   }
@@ -99,61 +88,26 @@ class DmaSanitizer {
 
  private:
   static constexpr uint64_t kCopyIdBit = 1ull << 63;
-  struct Entry {
-    uint64_t addr = 0;
-    uint64_t end = 0;  // one past the last byte
-    uint64_t id = 0;
-    DmaOp op;
-    bool write = false;
-  };
-  // Field by field, in place: copying a whole Entry built on the stack from
-  // smaller stores stalls on store forwarding (it cost most of begin's time).
-  void add(const DmaRange& range, uint64_t id, const DmaOp& op, bool write) {
-    Entry& e = ranges_[range.rank].emplace_back();
-    e.addr = range.addr;
-    e.end = range.addr + range.length;
-    e.id = id;
-    e.op.kind = op.kind;
-    e.op.initiator = op.initiator;
-    e.op.peer = op.peer;
-    e.op.wr_id = op.wr_id;
-    e.op.posted_ns = op.posted_ns;
-    e.write = write;
-  }
   // Reading what another DMA still writes, or writing what another DMA still
   // reads or writes; never the op against itself (a copy within one buffer is
   // the engine's business).
   void check_dma(uint64_t id, const DmaOp& op, const DmaRange& range, bool write, TimeNs now_ns) {
-    const uint64_t end = range.addr + range.length;
-    for (const Entry& e : ranges_[range.rank]) {
-      if ((e.write || write) && e.id != id && range.addr < e.end && e.addr < end) {
-        report_dma(op, range, write, e, now_ns);
-      }
-    }
+    ranges_[range.rank].for_each_overlapping(range.addr, range.addr + range.length,
+                                             [&](const InFlightDma& e) {
+      if ((e.write || write) && e.id != id) report_dma(op, range, write, e, now_ns);
+    });
   }
-  void report_dma(const DmaOp& op, const DmaRange& range, bool write, const Entry& in_flight,
+  void report_dma(const DmaOp& op, const DmaRange& range, bool write, const InFlightDma& in_flight,
                   TimeNs now_ns);
   // [addr, end) of the buffer at `base` meets `in_flight`'s range.
   void report(uint32_t rank, uint64_t base, uint64_t addr, uint64_t end, const std::string& what,
-              const Entry& in_flight, TimeNs now_ns);
+              const InFlightDma& in_flight, TimeNs now_ns);
   void erase(uint32_t rank, uint64_t id, bool writes_only) {
-    // Order does not matter to the checks, and a problem names the ops it
-    // finds, whatever their order here: swap-remove.
     if (writes_only && writes_[rank] == 0) return;
-    std::vector<Entry>& entries = ranges_[rank];
-    for (size_t i = 0; i < entries.size();) {
-      if (entries[i].id == id && (entries[i].write || !writes_only)) {
-        writes_[rank] -= entries[i].write ? 1 : 0;
-        entries[i] = entries.back();
-        entries.pop_back();
-        if (writes_only) return;  // a DMA writes one range
-      } else {
-        ++i;
-      }
-    }
+    writes_[rank] -= ranges_[rank].erase(id, writes_only);
   }
 
-  std::vector<std::vector<Entry>> ranges_;  // per rank: every in-flight DMA's ranges there
+  std::vector<DmaRangeSet> ranges_;  // per rank: every in-flight DMA's ranges there
   std::vector<uint64_t> writes_;            // per rank: how many of those write
   std::vector<Problem> problems_;
   uint64_t next_copy_ = 1;

@@ -177,8 +177,28 @@ EventQueue::HeapEntry EventQueue::pop_now_fifo() {
 
 // Pops entries, in (time, sequence) order across the heap and the FIFO of
 // events due now, until one whose slot is still live; frees cancelled slots.
+bool EventQueue::run_instant_end_if_due() {
+  if (!instant_end_pending_) return false;
+  // Drop cancelled events due now: they must not hold the instant open.
+  while (!now_fifo_empty() && slot(now_fifo_[now_head_].slot).sequence != now_fifo_[now_head_].sequence) {
+    free_slots_.push_back(pop_now_fifo().slot);
+  }
+  while (!heap_.empty() && heap_.front().at_ns == now_ns_ &&
+         slot(heap_.front().slot).sequence != heap_.front().sequence) {
+    const uint32_t cancelled = heap_.front().slot;
+    pop_heap_top();
+    free_slots_.push_back(cancelled);
+  }
+  if (!now_fifo_empty() || (!heap_.empty() && heap_.front().at_ns == now_ns_)) return false;
+  instant_end_pending_ = false;
+  instant_end_hook_();
+  return true;
+}
+
 bool EventQueue::pop_live(HeapEntry& out) {
-  while (!heap_.empty() || !now_fifo_empty()) {
+  for (;;) {
+    if (instant_end_pending_ && run_instant_end_if_due()) continue;
+    if (heap_.empty() && now_fifo_empty()) return false;
     HeapEntry top;
     if (next_is_in_heap()) {
       top = heap_.front();
@@ -193,7 +213,6 @@ bool EventQueue::pop_live(HeapEntry& out) {
     // Cancelled: the slot can be reused now that its heap entry is gone.
     free_slots_.push_back(top.slot);
   }
-  return false;
 }
 
 void EventQueue::run_slot(uint32_t index) {
@@ -270,6 +289,7 @@ bool EventQueue::run_next() {
 }
 
 bool EventQueue::next_time(TimeNs& at_ns) {
+  run_instant_end_if_due();
   while (!now_fifo_empty()) {
     const HeapEntry& front = now_fifo_[now_head_];
     if (slot(front.slot).sequence == front.sequence) {

@@ -108,7 +108,17 @@ class EventQueue {
   void advance_to(TimeNs at_ns) {
     if (at_ns > now_ns_) now_ns_ = at_ns;
   }
-  bool empty() const { return live_ == 0; }
+  bool empty() const { return live_ == 0 && !instant_end_pending_; }
+  // Work that may wait until every event due now has run (no scheduler
+  // only): `hook` runs once, after the last event of the current instant and
+  // before time moves on; the events it schedules at now run next. A second
+  // request before it ran is the same request. One hook per queue.
+  void set_instant_end_hook(EventCallback hook) { instant_end_hook_ = std::move(hook); }
+  void request_instant_end() {
+    TW_ASSERT_HOT_MSG(!scheduler_, "a model checker orders every event: nothing waits for the instant's end");
+    TW_ASSERT_HOT_MSG(static_cast<bool>(instant_end_hook_), "an instant-end request has a hook to run");
+    instant_end_pending_ = true;
+  }
   uint64_t processed() const { return processed_; }
   // What is pending, as a multiset of (rank, kind, what, due in how long):
   // for model checkers' state caches. Sequence numbers, which count history,
@@ -169,6 +179,8 @@ class EventQueue {
     return !heap_.empty() && (now_fifo_empty() || heap_.front().at_ns == now_ns_);
   }
   bool pop_live(HeapEntry& out);
+  // Runs the instant-end hook if it was requested and nothing live is due now.
+  bool run_instant_end_if_due();
   void run_slot(uint32_t slot);
 
   std::vector<HeapEntry> heap_;
@@ -179,6 +191,8 @@ class EventQueue {
   std::vector<std::unique_ptr<Slot[]>> slot_chunks_;
   uint32_t slot_count_ = 0;  // slots made so far, in use or free
   std::vector<uint32_t> free_slots_;
+  EventCallback instant_end_hook_;
+  bool instant_end_pending_ = false;
   std::unique_ptr<Scheduler> scheduler_;  // null: insertion order
   std::vector<HeapEntry> ready_;          // scratch for the scheduler path
   std::vector<ReadyEvent> ready_info_;

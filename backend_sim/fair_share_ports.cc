@@ -13,12 +13,16 @@ namespace tensorwire::sim {
 FairSharePorts::FairSharePorts(SimContext& context, const Fabric& fabric)
     : context_(context), fabric_(fabric), flows_on_(fabric.resource_count()),
       resource_pass_(fabric.resource_count(), 0), solver_index_(fabric.resource_count(), 0),
-      utilisation_(fabric.resource_count(), 0.0), traced_pass_(fabric.resource_count(), 0) {
+      changed_(fabric.resource_count(), false), utilisation_(fabric.resource_count(), 0.0),
+      traced_pass_(fabric.resource_count(), 0) {
   // The simulator validated the cluster: every share of a resource is positive.
   for (uint32_t r = 0; r < fabric.resource_count(); ++r) {
     TW_ASSERT_MSG(fabric.capacity(r) > 0, "a resource's bandwidth is positive");
   }
+  context_.events.set_instant_end_hook([this] { solve_at_instant_end(); });
 }
+
+FairSharePorts::~FairSharePorts() { context_.events.set_instant_end_hook({}); }
 
 FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
                              EventCallback on_drained) {
@@ -110,7 +114,7 @@ void FairSharePorts::update(FlowId id, double rate) {
 
 // Every flow and resource reachable from the route's resources through
 // shared resources: only their rates can change when a flow there starts or ends.
-void FairSharePorts::collect_component(const Route& route) {
+void FairSharePorts::collect_component(std::span<const uint32_t> changed) {
   component_.clear();
   component_resources_.clear();
   solver_.clear();
@@ -120,7 +124,7 @@ void FairSharePorts::collect_component(const Route& route) {
     solver_index_[resource] = solver_.add_resource(fabric_.capacity(resource));
     component_resources_.push_back(resource);
   };
-  for (uint32_t r : route.resource_span()) reach(r);
+  for (uint32_t r : changed) reach(r);
   for (size_t next = 0; next < component_resources_.size(); ++next) {
     for (FlowId id : flows_on_[component_resources_[next]]) {
       Flow& f = flows_[id];
@@ -154,20 +158,45 @@ void FairSharePorts::recompute(const Route& route) {
   ++pass_;
   const std::span<const uint32_t> hops = route.resource_span();
   if (alone_on(route)) {
-    // The lone flow has its route's narrowest resource (what the solve would give).
+    // The lone flow has its route's narrowest resource (what the solve would
+    // give, whatever else changes in this instant).
     const std::vector<FlowId>& first = flows_on_[hops[0]];
     component_.assign(first.begin(), first.end());
     component_resources_.assign(hops.begin(), hops.end());
     double rate = fabric_.capacity(hops[0]);
     for (uint32_t r : hops) rate = std::min(rate, fabric_.capacity(r));
     if (!first.empty()) update(first[0], rate);
-    if (context_.tracing) trace_utilisation(route);
+    if (context_.tracing) trace_utilisation(hops);
     return;
   }
-  collect_component(route);
+  if (context_.events.digesting()) {
+    solve_from(hops);
+    return;
+  }
+  if (changed_resources_.empty()) context_.events.request_instant_end();
+  for (uint32_t r : hops) {
+    if (changed_[r]) continue;
+    changed_[r] = true;
+    changed_resources_.push_back(r);
+  }
+}
+
+// Every change of this instant solved at once: the rates that held between
+// them held for no time.
+void FairSharePorts::solve_at_instant_end() {
+  TW_ASSERT_HOT_MSG(!changed_resources_.empty(), "the instant's end was asked for by a change");
+  ++pass_;
+  solve_from(changed_resources_);
+  for (uint32_t r : changed_resources_) changed_[r] = false;
+  changed_resources_.clear();
+}
+
+void FairSharePorts::solve_from(std::span<const uint32_t> changed) {
+  ++solves_;
+  collect_component(changed);
   const std::vector<double>& rates = solver_.solve();
   // Flows are updated in the order the single-switch model always used (the
-  // route's resources in order: src's tx side, ..., dst's rx side, each in
+  // changed resources in order: src's tx side, ..., dst's rx side, each in
   // start order, then the rest as reached): the order of their rescheduled
   // end events, and so of ties, stays the same wherever the rates do.
   ++pass_;
@@ -178,11 +207,11 @@ void FairSharePorts::recompute(const Route& route) {
     f.mark = pass_;
     update(id, rates[f.rate_index]);
   };
-  for (uint32_t r : hops) {
+  for (uint32_t r : changed) {
     for (FlowId id : flows_on_[r]) visit(id);
   }
   for (FlowId id : component_) visit(id);
-  if (context_.tracing) trace_utilisation(route);
+  if (context_.tracing) trace_utilisation(changed);
 }
 
 double FairSharePorts::resource_rate(uint32_t resource) const {
@@ -194,7 +223,7 @@ double FairSharePorts::resource_rate(uint32_t resource) const {
 // A counter per resource, its share of the bandwidth in use, written when it
 // changes: every resource a flow of this pass runs over may have changed (the
 // rates of flows on the route moved, and with them their other resources).
-void FairSharePorts::trace_utilisation(const Route& route) {
+void FairSharePorts::trace_utilisation(std::span<const uint32_t> changed) {
   auto emit = [this](uint32_t resource) {
     // Once per resource and pass: many flows of this pass may share one.
     if (traced_pass_[resource] == pass_) return;
@@ -209,8 +238,8 @@ void FairSharePorts::trace_utilisation(const Route& route) {
     }
     context_.trace.counter(track_names_[resource], context_.now(), now_value);
   };
-  for (uint32_t r : route.resource_span()) emit(r);
-  for (uint32_t r : route.resource_span()) {
+  for (uint32_t r : changed) emit(r);
+  for (uint32_t r : changed) {
     for (FlowId id : flows_on_[r]) {
       for (uint32_t q : flows_[id].route.resource_span()) emit(q);
     }

@@ -6,10 +6,20 @@
 // starts or ends, the rates of the flows connected to it through shared
 // resources are solved again, and only the flows whose rate changed are
 // settled and get their end event moved.
+//
+// A plain simulation solves once per instant, not once per change: flows
+// start and end in bursts at one simulated time (a parameter server's
+// workers all pushing one tensor, every flow of an all-to-all ending
+// together), and rates that hold for no time move no bytes. So a contended
+// change marks its route and the solve runs when the event queue reaches the
+// end of the instant (EventQueue::request_instant_end), over every route
+// marked. Under a model checker, which orders every event, each change is
+// solved at once as before.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +34,9 @@ using FlowId = uint32_t;
 class FairSharePorts {
  public:
   FairSharePorts(SimContext& context, const Fabric& fabric);
+  ~FairSharePorts();
+  FairSharePorts(const FairSharePorts&) = delete;
+  FairSharePorts& operator=(const FairSharePorts&) = delete;
 
   // Starts moving `bytes` from `src` to `dst` now; `on_drained` runs (as an
   // event of rank `src`) when the last byte has left the sender's port.
@@ -33,6 +46,8 @@ class FairSharePorts {
 
   // Flows crossing a resource (Fabric numbering) now.
   size_t flows_on_resource(uint32_t resource) const { return flows_on_[resource].size(); }
+  // Max-min solves run so far (a lone flow's rate needs none).
+  uint64_t solves() const { return solves_; }
 
  private:
   struct Flow {
@@ -49,12 +64,14 @@ class FairSharePorts {
     bool live = false;
   };
   void recompute(const Route& route);
+  void solve_from(std::span<const uint32_t> changed);
+  void solve_at_instant_end();
   bool alone_on(const Route& route) const;
   void settle(Flow& f);
   void update(FlowId id, double rate);
-  void collect_component(const Route& route);
+  void collect_component(std::span<const uint32_t> changed);
   double resource_rate(uint32_t resource) const;
-  void trace_utilisation(const Route& route);
+  void trace_utilisation(std::span<const uint32_t> changed);
   void finish(FlowId id);
   void detach(FlowId id);
 
@@ -64,6 +81,7 @@ class FairSharePorts {
   std::vector<FlowId> free_;
   std::vector<std::vector<FlowId>> flows_on_;  // per resource, in start order
   uint64_t pass_ = 0;
+  uint64_t solves_ = 0;
   // Scratch of recompute: the flows and resources connected to the changed
   // ones, the last pass that reached each resource, and each resource's
   // index in the solver.
@@ -72,6 +90,10 @@ class FairSharePorts {
   std::vector<uint64_t> resource_pass_;
   std::vector<uint32_t> solver_index_;
   MaxMinRates solver_;
+  // Resources of the routes changed since the last solve, in the order they
+  // changed (a plain simulation, which solves at the instant's end).
+  std::vector<uint32_t> changed_resources_;
+  std::vector<bool> changed_;  // per resource: in changed_resources_
   // The utilisation last written to the trace, per resource (tracing only).
   std::vector<double> utilisation_;
   std::vector<uint64_t> traced_pass_;  // the recompute pass that last wrote each resource

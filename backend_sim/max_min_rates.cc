@@ -38,12 +38,48 @@ uint32_t MaxMinRates::add_flow(std::span<const uint32_t> resources) {
   return static_cast<uint32_t>(flow_begin_.size() - 2);
 }
 
+void MaxMinRates::sift_up(size_t pos) {
+  const uint32_t r = heap_[pos];
+  while (pos > 0) {
+    const size_t parent = (pos - 1) / 2;
+    if (!before(r, heap_[parent])) break;
+    heap_place(pos, heap_[parent]);
+    pos = parent;
+  }
+  heap_place(pos, r);
+}
+
+void MaxMinRates::sift_down(size_t pos) {
+  const uint32_t r = heap_[pos];
+  const size_t n = heap_.size();
+  for (;;) {
+    size_t child = 2 * pos + 1;
+    if (child >= n) break;
+    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+    if (!before(heap_[child], r)) break;
+    heap_place(pos, heap_[child]);
+    pos = child;
+  }
+  heap_place(pos, r);
+}
+
+void MaxMinRates::heap_remove(uint32_t resource) {
+  const uint32_t pos = heap_pos_[resource];
+  TW_ASSERT_HOT(pos != kNotInHeap && heap_[pos] == resource);
+  heap_pos_[resource] = kNotInHeap;
+  const uint32_t last = heap_.back();
+  heap_.pop_back();
+  if (pos == heap_.size()) return;
+  heap_place(pos, last);
+  sift_up(pos);
+  sift_down(heap_pos_[last]);
+}
+
 // Fixes every still-rising flow on `resource` at `level`, taking its rate off
 // every other resource it crosses, whose level then rises. Each such resource
-// gets one new heap entry, at its level once every flow here is frozen: its
-// version still counts every change (so the entry's key, and the order of
-// equal levels, is what one entry per change gave), and the entries it would
-// have had in between were stale before they could be popped.
+// gets its new level once every flow here is frozen, and its place in the
+// heap follows; its version still counts every change, so the order of equal
+// levels is what one heap entry per change gave.
 void MaxMinRates::freeze_at(uint32_t resource, double level) {
   touched_.clear();
   for (uint32_t i = resource_begin_[resource]; i < resource_begin_[resource + 1]; ++i) {
@@ -55,16 +91,20 @@ void MaxMinRates::freeze_at(uint32_t resource, double level) {
       const uint32_t q = flow_resources_[j];
       remaining_[q] = std::max(0.0, remaining_[q] - level);
       --unfrozen_[q];
-      if (q == resource || unfrozen_[q] == 0) continue;
+      if (q == resource) continue;
       if (touched_version_[q] == version_[q]) touched_.push_back(q);  // first change here
       ++version_[q];
     }
   }
   for (uint32_t q : touched_) {
     touched_version_[q] = version_[q];
-    if (unfrozen_[q] == 0) continue;
-    heap_.push_back({remaining_[q] / unfrozen_[q], uint64_t{version_[q]} << 32 | q});
-    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    if (unfrozen_[q] == 0) {
+      heap_remove(q);
+      continue;
+    }
+    // Freezing at the lowest level leaves every other level as high or higher.
+    level_[q] = remaining_[q] / unfrozen_[q];
+    sift_down(heap_pos_[q]);
   }
 }
 
@@ -88,20 +128,22 @@ const std::vector<double>& MaxMinRates::solve() {
   touched_version_.assign(resources, 0);
   frozen_.assign(flows, false);
   rates_.assign(flows, 0.0);
+  level_.assign(resources, 0.0);
+  heap_pos_.assign(resources, kNotInHeap);
   heap_.clear();
   for (uint32_t r = 0; r < resources; ++r) {
-    if (unfrozen_[r] > 0) heap_.push_back({remaining_[r] / unfrozen_[r], r});
+    if (unfrozen_[r] == 0) continue;
+    level_[r] = remaining_[r] / unfrozen_[r];
+    heap_.push_back(r);
+    heap_pos_[r] = static_cast<uint32_t>(heap_.size() - 1);
+    sift_up(heap_.size() - 1);
   }
-  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   double last_level = 0;
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-    const auto [level, key] = heap_.back();
-    heap_.pop_back();
-    const auto r = static_cast<uint32_t>(key & 0xffffffffu);
-    if ((key >> 32) != version_[r] || unfrozen_[r] == 0) continue;
+    const uint32_t r = heap_.front();
+    heap_remove(r);
     // Levels only rise as resources saturate one after another.
-    const double fixed = same_level(level, last_level) ? last_level : level;
+    const double fixed = same_level(level_[r], last_level) ? last_level : level_[r];
     TW_ASSERT_HOT_MSG(fixed >= last_level, "progressive filling raises its level monotonically");
     last_level = fixed;
     freeze_at(r, fixed);

@@ -27,6 +27,20 @@ class MaxMinRates {
 
  private:
   void freeze_at(uint32_t resource, double level);
+  // The resources still rising, in a binary heap indexed by resource (each
+  // knows its place), ordered by (level, version, resource): the order of
+  // one heap entry per change, with no stale entries to pop.
+  bool before(uint32_t a, uint32_t b) const {
+    if (level_[a] != level_[b]) return level_[a] < level_[b];
+    return (uint64_t{version_[a]} << 32 | a) < (uint64_t{version_[b]} << 32 | b);
+  }
+  void heap_place(size_t pos, uint32_t resource) {
+    heap_[pos] = resource;
+    heap_pos_[resource] = static_cast<uint32_t>(pos);
+  }
+  void sift_up(size_t pos);
+  void sift_down(size_t pos);
+  void heap_remove(uint32_t resource);
 
   std::vector<double> capacity_;
   std::vector<uint32_t> flow_begin_{0};  // flow f crosses flow_resources_[begin[f], begin[f+1])
@@ -37,9 +51,12 @@ class MaxMinRates {
   std::vector<double> remaining_;   // capacity not yet given to frozen flows
   std::vector<uint32_t> unfrozen_;  // flows on the resource whose rate is still rising
   std::vector<uint32_t> version_;   // heap entries of older versions are stale
-  std::vector<uint32_t> touched_version_;  // freeze_at: the version its last push had
+  std::vector<uint32_t> touched_version_;  // freeze_at: the version its level was set at
   std::vector<uint32_t> touched_;   // freeze_at: resources whose level it changed
-  std::vector<std::pair<double, uint64_t>> heap_;  // (level, version << 32 | resource)
+  std::vector<double> level_;       // per resource: remaining / unfrozen when last set
+  std::vector<uint32_t> heap_;      // resources still rising
+  std::vector<uint32_t> heap_pos_;  // per resource: its place in heap_, or kNotInHeap
+  static constexpr uint32_t kNotInHeap = UINT32_MAX;
   std::vector<bool> frozen_;
   std::vector<double> rates_;
 };

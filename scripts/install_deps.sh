@@ -13,6 +13,7 @@ packages=(
   clang-14 libclang-rt-14-dev  # tests/fuzz: libFuzzer targets (scripts/fuzz.sh)
   time           # /usr/bin/time -v: peak memory in docs/PERFORMANCE.md
   python3-matplotlib  # tensorwire plot: sweep plots (scripts/plot_sweep.py)
+  libjemalloc-dev  # the tensorwire program's malloc (meson option allocator)
   graphviz       # dot -Tsvg: docs/TOPOLOGIES.md's pictures (tensorwire topology --dot)
   munge slurmctld slurmd slurm-client  # tests/model/slurm_shard_test.sh: a one-node Slurm
 )

@@ -123,6 +123,51 @@ TEST(EventQueue, RandomSchedulesAndCancelsRunInTimeThenSequenceOrder) {
 
 // The same schedule with a scheduler installed half-way: the FIFO's events
 // move to the heap and keep their order.
+TEST(EventQueue, TheInstantEndHookRunsOnceAfterEveryEventDueNowAndBeforeTimeMovesOn) {
+  EventQueue q;
+  std::vector<std::string> order;
+  int hooks = 0;
+  q.set_instant_end_hook([&] {
+    ++hooks;
+    order.push_back("end@" + std::to_string(q.now_ns()));
+    // What the hook schedules for now runs before time moves on.
+    if (hooks == 1) q.schedule_after(0, 0, "t", [&] { order.push_back("after-hook"); });
+  });
+  q.schedule_at(10, 0, "t", [&] {
+    order.push_back("a");
+    q.request_instant_end();
+    q.request_instant_end();  // the same request
+    q.schedule_after(0, 0, "t", [&] { order.push_back("c"); });  // due now: still this instant
+  });
+  q.schedule_at(10, 0, "t", [&] { order.push_back("b"); });
+  const EventId cancelled = q.schedule_at(10, 0, "t", [&] { order.push_back("never"); });
+  q.schedule_at(20, 0, "t", [&] { order.push_back("d"); });
+  q.cancel(cancelled);  // a cancelled event due now does not hold the instant open
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "c", "end@10", "after-hook", "d"}));
+  EXPECT_EQ(hooks, 1);
+  EXPECT_EQ(q.processed(), 5u);  // the hook is not an event
+}
+
+TEST(EventQueue, APendingInstantEndCountsAsWorkForNextTimeAndEmpty) {
+  EventQueue q;
+  bool ran = false;
+  q.set_instant_end_hook([&] {
+    ran = true;
+    q.schedule_after(5, 1, "t", [] {});
+  });
+  q.schedule_at(3, 0, "t", [&] { q.request_instant_end(); });
+  ASSERT_TRUE(q.run_next());
+  EXPECT_FALSE(q.empty());  // nothing queued, but the hook is owed
+  TimeNs next = 0;
+  ASSERT_TRUE(q.next_time(next));  // runs the hook first: it is due at the instant's end
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(next, 8);
+  ASSERT_TRUE(q.run_next());
+  EXPECT_TRUE(q.empty());
+}
+
 TEST(EventQueue, InstallingASchedulerKeepsTheEventsDueNowInOrder) {
   EventQueue q;
   std::string order;
