@@ -12,19 +12,23 @@ Generates its scenarios (never hand-copied) into OUT (default build/bench-scale/
                 events grow linearly with N (a full all-to-all at 1024 nodes is over the
                 loader's limit of 1,000,000 transfers).
 With --topology leaf_spine the cluster is a leaf-spine fabric instead of one switch
-(leaves of --leaf-nodes nodes, --spines spines, --oversubscription R:1; files *_ls_<N>.toml).
+(leaves of --leaf-nodes nodes, --spines spines, --oversubscription R:1; files *_ls_<N>.toml);
+another --protocol than the zero-copy one prefixes the files with its name.
 Runs each under /usr/bin/time -v and prints a Markdown table.
 
   bench/scale_bench.py [--tensorwire build/apps/tensorwire/tensorwire] [--nodes 8,32,128]
                        [--workloads ps,a2a] [--peers 64] [--out build/bench-scale]
                        [--topology star|leaf_spine] [--leaf-nodes 8] [--spines 4]
                        [--oversubscription 2]
-                       [--channels all|workload]
+                       [--channels all|workload] [--protocol tf_verbs_zero_copy]
 
---channels writes the TF zero-copy protocol's `channels` option into every scenario
-("workload": a channel only to the ranks a rank exchanges tensors with, so memory grows
-with the traffic); left out, the scenarios do not name it (binaries older than the option
-reject it).
+--protocol names the point-to-point protocol that runs the scenarios (`[protocol] name`):
+tf_verbs_zero_copy (the default), tf_verbs_legacy, oneflow_commnet or mvapich2_gpu; each
+keeps its own table's defaults, beside the zero-copy protocol's ring size.
+--channels writes the protocol's `channels` option into every scenario ("workload": a
+channel only to the ranks a rank exchanges tensors with, so memory grows with the traffic;
+"all": a channel to every rank); left out, the scenarios do not name it (binaries older
+than the option reject it) and the protocol's default applies.
 """
 import argparse
 import json
@@ -58,9 +62,21 @@ def leaf_spine_keys(nodes, leaf_nodes, spines, oversubscription):
             f'oversubscription = {oversubscription}\nlink_latency = "300ns"\n')
 
 
-def protocol_options(channels):
-    """Lines of [protocol.tf_verbs_zero_copy] beyond the ring size."""
-    return f'channels = "{channels}"\n' if channels else ""
+# Set by main() from --protocol.
+PROTOCOL = "tf_verbs_zero_copy"
+
+
+def protocol_tables(ring_size, channels):
+    """[protocol] and the protocols' own tables: the zero-copy protocol's ring size is
+    always written (a file may hold several protocols' tables; only the named one's is
+    used), `channels` goes into the named protocol's table."""
+    text = (f'[protocol]\nname = "{PROTOCOL}"\n\n'
+            f'[protocol.tf_verbs_zero_copy]\ncontrol_ring_size = {ring_size}\n')
+    if channels and PROTOCOL == "tf_verbs_zero_copy":
+        text += f'channels = "{channels}"\n'
+    elif channels:
+        text += f'\n[protocol.{PROTOCOL}]\nchannels = "{channels}"\n'
+    return text
 
 
 def ps_scenario(nodes, channels=None):
@@ -75,12 +91,7 @@ seed = 1
 mode = "timing"
 
 {CLUSTER.format(nodes=nodes)}{TOPOLOGY_KEYS}
-[protocol]
-name = "tf_verbs_zero_copy"
-
-[protocol.tf_verbs_zero_copy]
-control_ring_size = 128
-{protocol_options(channels)}
+{protocol_tables(128, channels)}
 [workload]
 kind = "parameter_server"
 model = "vgg16"
@@ -105,12 +116,7 @@ seed = 1
 mode = "timing"
 
 {CLUSTER.format(nodes=nodes)}{TOPOLOGY_KEYS}
-[protocol]
-name = "tf_verbs_zero_copy"
-
-[protocol.tf_verbs_zero_copy]
-control_ring_size = 16
-{protocol_options(channels)}
+{protocol_tables(16, channels)}
 [workload]
 kind = "tensors"
 steps = 3
@@ -160,8 +166,12 @@ def main():
     p.add_argument("--spines", type=int, default=4)
     p.add_argument("--oversubscription", type=float, default=2)
     p.add_argument("--channels", choices=("all", "workload"), default=None)
+    p.add_argument("--protocol", default="tf_verbs_zero_copy",
+                   choices=("tf_verbs_zero_copy", "tf_verbs_legacy", "oneflow_commnet",
+                            "mvapich2_gpu"))
     args = p.parse_args()
-    global TOPOLOGY_KEYS
+    global TOPOLOGY_KEYS, PROTOCOL
+    PROTOCOL = args.protocol
     if not os.access(args.tensorwire, os.X_OK):
         sys.exit(f"--tensorwire: {args.tensorwire} is not an executable (build it first)")
     os.makedirs(args.out, exist_ok=True)
@@ -175,7 +185,8 @@ def main():
             text = (ps_scenario(nodes, args.channels) if workload == "ps"
                     else a2a_scenario(nodes, args.peers, args.channels))
             suffix = "" if args.topology == "star" else "_ls"
-            path = os.path.join(args.out, f"{workload}{suffix}_{nodes}.toml")
+            prefix = "" if PROTOCOL == "tf_verbs_zero_copy" else PROTOCOL + "_"
+            path = os.path.join(args.out, f"{prefix}{workload}{suffix}_{nodes}.toml")
             with open(path, "w") as f:
                 f.write(text)
             r = run_one(args.tensorwire, path)

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/channel_peers.h"
+
 namespace tensorwire::mvapich2 {
 
 // How a GPU buffer the NIC cannot reach is staged through host memory.
@@ -66,6 +68,10 @@ struct Mv2Options {
   uint32_t vbuf_count = 8;
   // Control-message receives posted in advance per peer.
   uint32_t receive_pool_size = 64;
+  // Which peers a rank opens a channel to at start (core/channel_peers.h):
+  // only the ranks the workload pairs it with, so memory grows with the
+  // traffic; "all" keeps the original's channel to every rank.
+  ChannelScope channels = ChannelScope::kWorkloadPeers;
   PlantedBug planted_bug = PlantedBug::kNone;
 };
 

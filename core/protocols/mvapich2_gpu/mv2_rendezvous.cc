@@ -28,9 +28,10 @@ Status Mv2Rendezvous::start() {
   const uint32_t world = env_.nic.world_size();
   peers_.resize(world);
   peer_failed_.assign(world, false);
-  for (RankId p = 0; p < world; ++p) {
-    if (p == rank()) continue;
+  // A start() that fails half-way leaves only the channels it made open.
+  for (RankId p : channel_peers(options_.channels, env_)) {
     peers_[p] = std::make_unique<Peer>(env_, p, options_);
+    open_peers_.push_back(p);
     install_handlers(peers_[p]->channel);
     if (Status s = peers_[p]->channel.start(); !s.is_ok()) return s;
   }
@@ -64,8 +65,7 @@ void Mv2Rendezvous::on_completion(const Completion& c) {
   }
   check_channel(id.peer);
   // A full send queue may have held back writes or messages to any peer.
-  for (RankId p = 0; p < peers_.size(); ++p) {
-    if (peers_[p] == nullptr) continue;
+  for (RankId p : open_peers_) {
     peers_[p]->channel.pump();
     if (!peers_[p]->channel.failed()) pump_writes(p);
   }
@@ -116,7 +116,8 @@ void Mv2Rendezvous::recv(RankId src, std::string_view name, uint64_t step_id, Re
     return deliver(std::move(pending),
                    Status(StatusCode::kInvalidArgument,
                           "mvapich2_gpu: Recv from rank " + std::to_string(src) +
-                              ", which is this rank or none"),
+                              ": this rank has no channel to it (itself, outside the "
+                              "cluster, or not a peer of the workload)"),
                    {}, RecvState::kRequested);
   }
   if (channel(src).failed()) {
@@ -376,7 +377,7 @@ void Mv2Rendezvous::fail_peer(RankId p, const Status& why) {
 
 size_t Mv2Rendezvous::live_peers() const {
   size_t n = 0;
-  for (const auto& p : peers_) n += p != nullptr && !p->channel.failed() ? 1 : 0;
+  for (RankId p : open_peers_) n += peers_[p]->channel.failed() ? 0 : 1;
   return n;
 }
 

@@ -133,7 +133,10 @@ class Mv2Rendezvous final : public Rendezvous {
   RankEnv env_;
   Mv2Options options_;
   bool started_ = false;
-  std::vector<std::unique_ptr<Peer>> peers_;  // by peer; null for this rank
+  std::vector<std::unique_ptr<Peer>> peers_;  // by peer; null where no channel is open
+  // The ranks with a channel, increasing: what the per-completion loops walk,
+  // so their cost grows with the peers, not with the cluster.
+  std::vector<RankId> open_peers_;
   std::vector<bool> peer_failed_;
   std::map<Key, PendingSend> sends_;       // sent, no REQUEST yet
   std::map<Key, RankId> requests_;         // REQUEST before the Send

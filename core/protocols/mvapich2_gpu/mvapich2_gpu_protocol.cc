@@ -29,6 +29,7 @@ Mv2Options read_mv2_options(const OptionReader& reader) {
   o.receive_pool_size = static_cast<uint32_t>(
       reader.integer("receive_pool_size", kMinReceivePoolSize, kMaxReceivePoolSize)
           .value_or(o.receive_pool_size));
+  o.channels = read_channel_scope(reader, o.channels);
   return o;
 }
 
@@ -44,7 +45,8 @@ class Mvapich2GpuProtocol final : public ProtocolDescriptor {
     return {"tensors", "parameter_server"};
   }
   std::vector<std::string_view> option_keys() const override {
-    return {"staging", "eager_max_bytes", "block_bytes", "vbuf_count", "receive_pool_size"};
+    return {"staging", "eager_max_bytes", "block_bytes", "vbuf_count", "receive_pool_size",
+            kChannelsOptionKey};
   }
   std::any default_options() const override { return Mv2Options{}; }
   std::any read_options(const OptionReader& reader) const override {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/channel_peers.h"
+
 namespace tensorwire::oneflow {
 
 // Deliberate bugs for the model checker's bug zoo (tests/model): each breaks a
@@ -49,6 +51,10 @@ struct CommNetOptions {
   uint64_t read_chunk_bytes = uint64_t{8} << 20;
   // Reads one transfer keeps posted at once.
   uint32_t max_reads_in_flight = 4;
+  // Which peers a rank opens a channel to at start (core/channel_peers.h):
+  // only the ranks the workload pairs it with, so memory grows with the
+  // traffic; "all" keeps the original's channel to every rank.
+  ChannelScope channels = ChannelScope::kWorkloadPeers;
   PlantedBug planted_bug = PlantedBug::kNone;
 };
 

@@ -26,10 +26,11 @@ Status CommNetRendezvous::start() {
   const uint32_t world = env_.nic.world_size();
   channels_.resize(world);
   peer_failed_.assign(world, false);
-  for (RankId peer = 0; peer < world; ++peer) {
-    if (peer == rank()) continue;
+  // A start() that fails half-way leaves only the channels it made open.
+  for (RankId peer : channel_peers(options_.channels, env_)) {
     channels_[peer] =
         std::make_unique<EagerChannel>(env_, peer, eager_config_of(options_), skip_repost_of(options_));
+    open_peers_.push_back(peer);
     install_handlers(*channels_[peer]);
     if (Status s = channels_[peer]->start(); !s.is_ok()) return s;
   }
@@ -66,9 +67,7 @@ void CommNetRendezvous::on_completion(const Completion& c) {
   }
   check_channel(id.peer);
   // A full send queue may have held back reads or messages to any peer.
-  for (auto& ch : channels_) {
-    if (ch != nullptr) ch->pump();
-  }
+  for (RankId peer : open_peers_) channels_[peer]->pump();
   std::vector<uint32_t> waiting;
   for (const auto& [job_id, job] : reads_) {
     if (!job->failed() && job->next_offset < job->length &&
@@ -127,7 +126,8 @@ void CommNetRendezvous::recv(RankId src, std::string_view name, uint64_t step_id
     return deliver(src, std::move(pending),
                    Status(StatusCode::kInvalidArgument,
                           "oneflow_commnet: Recv from rank " + std::to_string(src) +
-                              ", which is this rank or none"),
+                              ": this rank has no channel to it (itself, outside the "
+                              "cluster, or not a peer of the workload)"),
                    {}, RecvState::kRequested);
   }
   if (channel(src).failed()) {
@@ -361,7 +361,7 @@ void CommNetRendezvous::fail_peer(RankId peer, const Status& why) {
 
 size_t CommNetRendezvous::live_peers() const {
   size_t n = 0;
-  for (const auto& ch : channels_) n += ch != nullptr && !ch->failed() ? 1 : 0;
+  for (RankId peer : open_peers_) n += channels_[peer]->failed() ? 0 : 1;
   return n;
 }
 

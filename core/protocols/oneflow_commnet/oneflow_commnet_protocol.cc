@@ -23,7 +23,8 @@ class OneFlowCommNetProtocol final : public ProtocolDescriptor {
     return {"tensors", "parameter_server"};
   }
   std::vector<std::string_view> option_keys() const override {
-    return {"receive_pool_size", "eager_max_bytes", "read_chunk_bytes", "max_reads_in_flight"};
+    return {"receive_pool_size", "eager_max_bytes", "read_chunk_bytes", "max_reads_in_flight",
+            kChannelsOptionKey};
   }
   std::any default_options() const override { return CommNetOptions{}; }
 
@@ -41,6 +42,7 @@ class OneFlowCommNetProtocol final : public ProtocolDescriptor {
     }
     o.max_reads_in_flight = static_cast<uint32_t>(
         reader.integer("max_reads_in_flight", 1, kMaxReadsInFlight).value_or(o.max_reads_in_flight));
+    o.channels = read_channel_scope(reader, o.channels);
     return o;
   }
 

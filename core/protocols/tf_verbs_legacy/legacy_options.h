@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/channel_peers.h"
+
 namespace tensorwire::tf_legacy {
 
 // Deliberate bugs for the model checker's bug zoo (tests/model), each one
@@ -46,6 +48,10 @@ struct LegacyOptions {
   // (message, ACK or tensor write) and posted again once handled. At most one
   // message and one ACK are in flight, plus a write per tensor buffer.
   uint32_t receives_per_peer = 512;
+  // Which peers a rank opens a channel to at start (core/channel_peers.h):
+  // only the ranks the workload pairs it with, so memory grows with the
+  // traffic; "all" keeps the original's channel to every rank.
+  ChannelScope channels = ChannelScope::kWorkloadPeers;
   PlantedBug planted_bug = PlantedBug::kNone;
 };
 

@@ -20,10 +20,11 @@ Status LegacyRendezvous::start() {
   channels_.resize(world);
   peer_failed_.assign(world, false);
   env_.nic.set_completion_handler([this](const Completion& c) { on_completion(c); });
-  for (RankId peer = 0; peer < world; ++peer) {
-    if (peer == rank()) continue;
+  // A start() that fails half-way leaves only the channels it made open.
+  for (RankId peer : channel_peers(options_.channels, env_)) {
     channels_[peer] = std::make_unique<RdmaChannel>(env_, peer, options_, stats_,
                                                     [this](AuditEvent e) { audit(std::move(e)); });
+    open_peers_.push_back(peer);
     if (Status s = channels_[peer]->start(); !s.is_ok()) return s;
   }
   return {};
@@ -85,7 +86,8 @@ void LegacyRendezvous::recv(RankId src, std::string_view name, uint64_t step_id,
     return deliver(src, std::move(pending),
                    Status(StatusCode::kInvalidArgument,
                           "tf_verbs_legacy: Recv from rank " + std::to_string(src) +
-                              ", which is this rank or none"),
+                              ": this rank has no channel to it (itself, outside the "
+                              "cluster, or not a peer of the workload)"),
                    {}, RecvState::kRequested);
   }
   if (channel(src).failed()) {
@@ -120,7 +122,7 @@ void LegacyRendezvous::settle(RankId peer) {
 }
 
 void LegacyRendezvous::settle_all() {
-  for (RankId peer = 0; peer < channels_.size(); ++peer) settle(peer);
+  for (RankId peer : open_peers_) settle(peer);
 }
 
 // Everything waiting on the channel fails: the peer is gone or its bytes

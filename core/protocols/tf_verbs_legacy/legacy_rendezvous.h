@@ -108,7 +108,10 @@ class LegacyRendezvous final : public Rendezvous {
   RankEnv env_;
   LegacyOptions options_;
   bool started_ = false;
-  std::vector<std::unique_ptr<RdmaChannel>> channels_;  // by peer; null for this rank
+  std::vector<std::unique_ptr<RdmaChannel>> channels_;  // by peer; null where none is open
+  // The ranks with a channel, increasing: what the per-completion loops walk,
+  // so their cost grows with the peers, not with the cluster.
+  std::vector<RankId> open_peers_;
   std::vector<bool> peer_failed_;  // by peer: fail_channel ran
   std::map<Key, PendingSend> sends_;             // the local table: sent, not yet asked for
   std::map<Key, RankId> waiting_;                // tensor ids popped before their Send

@@ -23,7 +23,7 @@ class TfVerbsLegacyProtocol final : public ProtocolDescriptor {
     return {"tensors", "parameter_server"};
   }
   std::vector<std::string_view> option_keys() const override {
-    return {"tensor_buffers_per_peer", "receives_per_peer"};
+    return {"tensor_buffers_per_peer", "receives_per_peer", kChannelsOptionKey};
   }
   std::any default_options() const override { return LegacyOptions{}; }
 
@@ -34,6 +34,7 @@ class TfVerbsLegacyProtocol final : public ProtocolDescriptor {
             .value_or(o.tensor_buffers_per_peer));
     o.receives_per_peer = static_cast<uint32_t>(
         reader.integer("receives_per_peer", 4, kMaxReceivesPerPeer).value_or(o.receives_per_peer));
+    o.channels = read_channel_scope(reader, o.channels);
     return o;
   }
 

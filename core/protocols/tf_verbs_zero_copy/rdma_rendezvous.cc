@@ -85,7 +85,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     env_.nic.set_completion_handler([this, alive](const Completion& c) {
       if (*alive) on_completion(c);
     });
-    for (RankId peer : channel_peers()) {
+    for (RankId peer : channel_peers(options_.channels, env_)) {
       auto channel = std::make_unique<RdmaChannel>(peer, env_.nic, env_.memory, mgr_,
                                                    options_.control_ring_size);
       Status st = channel->start();
@@ -99,24 +99,6 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     TW_ASSERT_MSG(channels_.size() <= env_.nic.world_size() - 1, "at most a channel per other rank");
     started_ = true;
     return Status::ok();
-  }
-
-  // The ranks start() opens a channel to, in increasing order (the order the
-  // rings are registered and their receives posted).
-  std::vector<RankId> channel_peers() const {
-    std::vector<RankId> peers;
-    if (options_.channels == ChannelSetup::kWorkloadPeers && env_.peers != nullptr) {
-      for (RankId peer : *env_.peers) {
-        TW_ASSERT_MSG(peer != env_.nic.rank() && peer < env_.nic.world_size(),
-                      "a workload peer is another rank of the cluster");
-        peers.push_back(peer);
-      }
-      return peers;
-    }
-    for (RankId peer = 0; peer < env_.nic.world_size(); ++peer) {
-      if (peer != env_.nic.rank()) peers.push_back(peer);
-    }
-    return peers;
   }
 
   Status send(std::string_view name, uint64_t step_id, Tensor tensor, SendDone done) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/channel_peers.h"
 #include "core/clock.h"
 
 namespace tensorwire::tf_verbs {
@@ -54,20 +55,6 @@ inline constexpr PlantedBug kPlantedBugs[] = {
 // size of the largest control message.
 inline constexpr int64_t kMaxControlRingSize = 4096;
 
-// Which peers a rank opens a channel to at start ([protocol.tf_verbs_zero_copy]
-// channels = "workload" (the default) | "all"). The default is the issue's
-// "state only for what is used": at 1024 nodes every-rank channels take
-// gigabytes the run never touches.
-enum class ChannelSetup : uint8_t {
-  // Every other rank, as TensorFlow's RdmaMgr connects every worker of the
-  // cluster spec: a ring per peer, so memory grows with the square of the ranks.
-  kAllRanks,
-  // Only the ranks the workload pairs this rank with (RankEnv::peers), still
-  // all at start, so every receive is posted before a peer's first message;
-  // memory grows with the traffic. Every rank when the runner gives no peers.
-  kWorkloadPeers,
-};
-
 struct TfVerbsOptions {
   // Receive buffers pre-posted per peer for control messages and write-with-imm
   // completions (the original had one message buffer per direction).
@@ -75,7 +62,10 @@ struct TfVerbsOptions {
   // A Recv that gets no answer for this long fails with kAborted-like timeout
   // error; 0 disables (faults still surface through QP errors).
   TimeNs request_timeout_ns = 0;
-  ChannelSetup channels = ChannelSetup::kWorkloadPeers;
+  // Which peers a rank opens a channel to at start (core/channel_peers.h). The
+  // default is the "state only for what is used": at 1024 nodes
+  // every-rank channels take gigabytes the run never touches.
+  ChannelScope channels = ChannelScope::kWorkloadPeers;
   PlantedBug planted_bug = PlantedBug::kNone;
 };
 

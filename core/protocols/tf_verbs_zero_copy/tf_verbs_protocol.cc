@@ -28,7 +28,7 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
     return {"tensors", "parameter_server"};
   }
   std::vector<std::string_view> option_keys() const override {
-    return {"control_ring_size", "request_timeout", "channels"};
+    return {"control_ring_size", "request_timeout", kChannelsOptionKey};
   }
   std::any default_options() const override { return TfVerbsOptions{}; }
 
@@ -38,17 +38,7 @@ class TfVerbsZeroCopyProtocol final : public ProtocolDescriptor {
         reader.integer("control_ring_size", 1, kMaxControlRingSize).value_or(o.control_ring_size));
     o.request_timeout_ns =
         reader.duration("request_timeout", kMaxRequestTimeoutNs).value_or(o.request_timeout_ns);
-    if (std::optional<std::string> channels = reader.string("channels")) {
-      if (*channels == "workload") {
-        o.channels = ChannelSetup::kWorkloadPeers;
-      } else if (*channels == "all") {
-        o.channels = ChannelSetup::kAllRanks;
-      } else {
-        reader.fail("channels", "must be \"all\" (a channel to every rank) or \"workload\" "
-                                "(only to the ranks the workload pairs it with), not \"" +
-                                    *channels + "\"");
-      }
-    }
+    o.channels = read_channel_scope(reader, o.channels);
     return o;
   }
 
