@@ -175,8 +175,6 @@ EventQueue::HeapEntry EventQueue::pop_now_fifo() {
   return e;
 }
 
-// Pops entries, in (time, sequence) order across the heap and the FIFO of
-// events due now, until one whose slot is still live; frees cancelled slots.
 bool EventQueue::run_instant_end_if_due() {
   if (!instant_end_pending_) return false;
   // Drop cancelled events due now: they must not hold the instant open.
@@ -195,6 +193,9 @@ bool EventQueue::run_instant_end_if_due() {
   return true;
 }
 
+// Pops entries, in (time, sequence) order across the heap and the FIFO of
+// events due now, until one whose slot is still live; frees cancelled slots.
+// The instant-end hook runs first once nothing live is due now.
 bool EventQueue::pop_live(HeapEntry& out) {
   for (;;) {
     if (instant_end_pending_ && run_instant_end_if_due()) continue;
