@@ -93,7 +93,7 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
     add_payload_bytes(bytes);
     TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);
   }
-  digest_valid_ = false;
+  digest_.invalidate();
   const bool fresh = allocations_.emplace(buffer.addr, std::move(a)).second;
   TW_ASSERT_MSG(fresh, "a live address is never handed out twice");
   return buffer;
@@ -137,7 +137,7 @@ void SimMemorySpace::free(const Buffer& buffer) {
   }
   give_back_bytes(it->second);
   allocations_.erase(it);
-  digest_valid_ = false;
+  digest_.invalidate();
 }
 
 void SimMemorySpace::add_payload_bytes(uint64_t bytes) {
@@ -415,13 +415,7 @@ Status SimMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
 
 void SimMemorySpace::digest(StateDigest& d) const {
   TW_ASSERT_MSG(context_.options.state_digests, "a state digest needs the tracking of written blocks");
-  if (!digest_valid_) {
-    StateDigest own;
-    digest_afresh(own);
-    digest_value_ = own.value();
-    digest_valid_ = true;
-  }
-  d.add(digest_value_);
+  d.add(digest_.value([this](StateDigest& own) { digest_afresh(own); }));
 }
 
 void SimMemorySpace::digest_afresh(StateDigest& d) const {

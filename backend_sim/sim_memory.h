@@ -129,7 +129,7 @@ class SimMemorySpace final : public MemorySpace {
   // model checker: a plain simulation never digests and keeps no tables).
   void mark_written(const Allocation& a, uint64_t offset, uint64_t length) const {
     if (length == 0) return;
-    digest_valid_ = false;
+    digest_.invalidate();
     if (a.dirty_begin == a.dirty_end) {
       a.dirty_begin = offset;
       a.dirty_end = offset + length;
@@ -178,10 +178,9 @@ class SimMemorySpace final : public MemorySpace {
   uint64_t next_held_id_ = 1;
   uint64_t held_reads_copied_ = 0;
   // digest()'s value while nothing changed since (allocate, free and every
-  // write clear digest_valid_).
+  // write invalidate it).
   void digest_afresh(StateDigest& d) const;
-  mutable bool digest_valid_ = false;
-  mutable uint64_t digest_value_ = 0;
+  CachedStateDigest digest_;
 };
 
 }  // namespace tensorwire::sim

@@ -39,4 +39,28 @@ class StateDigest {
   uint64_t h_ = 0;
 };
 
+// A component's digest kept between digests until the component changes
+// (most events leave most components as they were): invalidate() at every
+// change, value(afresh) at every digest, afresh(StateDigest&) adding the
+// whole state when the kept value is stale. Both const: a digest is taken of
+// a const component, and a const method may mark bytes it hands out as written.
+class CachedStateDigest {
+ public:
+  void invalidate() const { valid_ = false; }
+  template <typename Afresh>
+  uint64_t value(Afresh&& afresh) const {
+    if (!valid_) {
+      StateDigest d;
+      afresh(d);
+      value_ = d.value();
+      valid_ = true;
+    }
+    return value_;
+  }
+
+ private:
+  mutable bool valid_ = false;
+  mutable uint64_t value_ = 0;
+};
+
 }  // namespace tensorwire

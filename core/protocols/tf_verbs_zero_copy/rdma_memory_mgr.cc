@@ -247,13 +247,7 @@ void digest_buffer(StateDigest& d, const std::optional<RegisteredBuffer>& b) {
 }
 
 void RdmaMemoryMgr::digest(StateDigest& d) const {
-  if (!digest_valid_) {
-    StateDigest own;
-    digest_afresh(own);
-    digest_value_ = own.value();
-    digest_valid_ = true;
-  }
-  d.add(digest_value_);
+  d.add(digest_.value([this](StateDigest& own) { digest_afresh(own); }));
 }
 
 void RdmaMemoryMgr::digest_afresh(StateDigest& d) const {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/memory.h"
+#include "core/state_digest.h"
 #include "core/nic.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_tensor_meta_data.h"
 #include "core/status.h"
@@ -138,12 +139,11 @@ class RdmaMemoryMgr {
   uint64_t pool_reuses_ = 0;
   uint64_t sizes_off_class_ = 0;
   bool overlapping_hand_out_ = false;
-  // digest()'s value while digest_valid_ (every method that changes the
-  // maps above clears it first).
+  // digest()'s value while nothing changed (every method that changes the
+  // maps above invalidates it first).
   void digest_afresh(StateDigest& d) const;
-  void changed() { digest_valid_ = false; }
-  mutable bool digest_valid_ = false;
-  mutable uint64_t digest_value_ = 0;
+  void changed() { digest_.invalidate(); }
+  CachedStateDigest digest_;
 };
 
 }  // namespace tensorwire::tf_verbs
