@@ -23,6 +23,7 @@ EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uin
     index = slot_count_++;
     if ((index >> kSlotChunkBits) >= slot_chunks_.size()) {
       slot_chunks_.push_back(std::make_unique<Slot[]>(kSlotChunk));
+      heap_pos_.resize(slot_chunks_.size() * kSlotChunk, kNotInHeap);
     }
   }
   const uint64_t sequence = next_sequence_++;
@@ -58,21 +59,21 @@ void EventQueue::cancel(EventId id) {
   // Out of the heap now, so that no dead entry is popped later (a busy port
   // moves every flow's finish event at each start and end). An entry in the
   // FIFO or a scheduler's ready set stays and is dropped when it surfaces.
-  if (s.heap_pos != kNotInHeap) {
-    heap_remove(s.heap_pos);
+  if (heap_pos_[id.slot] != kNotInHeap) {
+    heap_remove(heap_pos_[id.slot]);
     free_slots_.push_back(id.slot);
   }
 }
 
 inline void EventQueue::place(size_t pos, const HeapEntry& e) {
   heap_[pos] = e;
-  slot(e.slot).heap_pos = static_cast<uint32_t>(pos);
+  heap_pos_[e.slot] = static_cast<uint32_t>(pos);
 }
 
 inline void EventQueue::sift_up(size_t pos) {
   const HeapEntry e = heap_[pos];
   while (pos > 0) {
-    const size_t parent = (pos - 1) / 2;
+    const size_t parent = (pos - 1) / kHeapArity;
     if (!later(heap_[parent], e)) break;
     place(pos, heap_[parent]);
     pos = parent;
@@ -84,9 +85,13 @@ inline void EventQueue::sift_down(size_t pos) {
   const HeapEntry e = heap_[pos];
   const size_t n = heap_.size();
   for (;;) {
-    size_t child = 2 * pos + 1;
-    if (child >= n) break;
-    if (child + 1 < n && later(heap_[child], heap_[child + 1])) ++child;
+    const size_t first = pos * kHeapArity + 1;
+    if (first >= n) break;
+    const size_t end = std::min(first + kHeapArity, n);
+    size_t child = first;
+    for (size_t c = first + 1; c < end; ++c) {
+      if (later(heap_[child], heap_[c])) child = c;
+    }
     if (!later(e, heap_[child])) break;
     place(pos, heap_[child]);
     pos = child;
@@ -101,12 +106,12 @@ inline void EventQueue::heap_push(const HeapEntry& e) {
 
 inline void EventQueue::heap_remove(size_t pos) {
   TW_ASSERT_HOT(pos < heap_.size());
-  slot(heap_[pos].slot).heap_pos = kNotInHeap;
+  heap_pos_[heap_[pos].slot] = kNotInHeap;
   const HeapEntry last = heap_.back();
   heap_.pop_back();
   if (pos == heap_.size()) return;
   place(pos, last);
-  if (pos > 0 && later(heap_[(pos - 1) / 2], last)) {
+  if (pos > 0 && later(heap_[(pos - 1) / kHeapArity], last)) {
     sift_up(pos);
   } else {
     sift_down(pos);
@@ -154,12 +159,14 @@ void EventQueue::drop_cancelled() {
   auto cancelled = [this](const HeapEntry& e) { return slot(e.slot).sequence != e.sequence; };
   for (const HeapEntry& e : heap_) {
     if (!cancelled(e)) continue;
-    slot(e.slot).heap_pos = kNotInHeap;
+    heap_pos_[e.slot] = kNotInHeap;
     free_slots_.push_back(e.slot);
   }
   heap_.erase(std::remove_if(heap_.begin(), heap_.end(), cancelled), heap_.end());
-  std::make_heap(heap_.begin(), heap_.end(), later);
   for (size_t pos = 0; pos < heap_.size(); ++pos) place(pos, heap_[pos]);
+  for (size_t pos = heap_.size() / kHeapArity + 1; pos-- > 0;) {  // Floyd's heap construction
+    if (pos < heap_.size()) sift_down(pos);
+  }
 }
 
 inline void EventQueue::pop_heap_top() { heap_remove(0); }

@@ -139,7 +139,6 @@ class EventQueue {
     EventCallback fn;
     uint64_t sequence = 0;  // 0 when free or cancelled
     uint32_t rank = 0;
-    uint32_t heap_pos = kNotInHeap;  // where its entry is in heap_, if there
     const char* kind = "";
     uint64_t what = 0;
     uint64_t parent = 0;  // the sequence of the event that was running when it was scheduled
@@ -165,8 +164,12 @@ class EventQueue {
   }
   void drop_cancelled();
   void pop_heap_top();
-  // The heap keeps each entry's position in its slot (an indexed binary heap),
-  // so that cancel() removes the entry at once.
+  // The heap keeps each entry's position (heap_pos_, by slot: an indexed
+  // heap), so that cancel() removes the entry at once. Four children per
+  // node: half the depth of a binary heap, and a node's children share one
+  // or two cache lines. The positions live apart from the slots, so that a
+  // sift touches the heap and one small array, not every moved event's slot.
+  static constexpr size_t kHeapArity = 4;
   void place(size_t pos, const HeapEntry& e);
   void sift_up(size_t pos);
   void sift_down(size_t pos);
@@ -184,6 +187,7 @@ class EventQueue {
   void run_slot(uint32_t slot);
 
   std::vector<HeapEntry> heap_;
+  std::vector<uint32_t> heap_pos_;  // per slot: its entry's place in heap_, or kNotInHeap
   // Events due at now_ns_, in sequence order, from now_head_ on (no scheduler
   // only; set_scheduler moves them to the heap).
   std::vector<HeapEntry> now_fifo_;

@@ -8,35 +8,39 @@
 namespace tensorwire::sim {
 
 TimerId SimClock::schedule_after(TimeNs delay_ns, std::function<void()> callback) {
-  // The event learns its own id after scheduling, so that it can drop its
-  // entry in timers_ when it fires (the table stays as small as the pending set).
-  auto self_id = std::make_shared<uint64_t>(0);
   // A timer set while a transfer is current fires working for it (a retry,
-  // a timeout); wrapped only then, so untagged timers cost nothing more.
-  if (const uint64_t tag = context_.transfer_tag; tag != 0) {
-    callback = [this, tag, inner = std::move(callback)] {
-      const uint64_t outer = std::exchange(context_.transfer_tag, tag);
-      inner();
-      context_.transfer_tag = outer;
-    };
-  }
-  EventId id = context_.events.schedule_after(
-      delay_ns, rank_, delay_ns > 0 ? kTimeoutKind : kTimerKind, [this, self_id, callback = std::move(callback)] {
-        timers_.erase(*self_id);
+  // a timeout). The tag rides in the event itself, which holds the callback
+  // inline: a timer costs no allocation beyond the caller's std::function.
+  const uint64_t tag = context_.transfer_tag;
+  const EventId id = context_.events.schedule_after(
+      delay_ns, rank_, delay_ns > 0 ? kTimeoutKind : kTimerKind,
+      [this, tag, callback = std::move(callback)] {
         if (context_.crashed[rank_]) return;
+        if (tag == 0) {
+          callback();
+          return;
+        }
+        const uint64_t outer = std::exchange(context_.transfer_tag, tag);
         callback();
+        context_.transfer_tag = outer;
       });
-  *self_id = id.sequence;
-  const bool fresh = timers_.emplace(id.sequence, id).second;
-  TW_ASSERT_MSG(fresh, "event sequence numbers are unique");
-  return TimerId{id.sequence};
+  return timer_id(id);
+}
+
+// The timer's id is its event's id, packed: cancelling needs no table, and a
+// timer that fired (or was cancelled) has a slot whose sequence moved on, so
+// cancelling it again is a no-op.
+TimerId SimClock::timer_id(EventId id) {
+  TW_ASSERT_MSG(id.sequence < (uint64_t{1} << kSequenceBits) && id.slot < (uint64_t{1} << (64 - kSequenceBits)),
+                "a timer's event fits its id");
+  return TimerId{(uint64_t{id.slot} << kSequenceBits) | id.sequence};
 }
 
 void SimClock::cancel(TimerId timer) {
-  auto it = timers_.find(timer.value);
-  if (it == timers_.end()) return;
-  context_.events.cancel(it->second);
-  timers_.erase(it);
+  if (timer.value == 0) return;
+  const EventId id{static_cast<uint32_t>(timer.value >> kSequenceBits),
+                   timer.value & ((uint64_t{1} << kSequenceBits) - 1)};
+  context_.events.cancel(id);
 }
 
 }  // namespace tensorwire::sim

@@ -1,7 +1,6 @@
 // A rank's clock: simulated time, timers as events on the one queue.
 #pragma once
 
-#include <unordered_map>
 
 #include "backend_sim/sim_context.h"
 #include "core/clock.h"
@@ -24,10 +23,14 @@ class SimClock final : public Clock {
   void cancel(TimerId timer) override;
 
  private:
+  // A timer id holds its event's sequence in the low bits and its slot above:
+  // 2^40 events (over a day of simulation at ten million a second) and
+  // 2^24 events pending at once.
+  static constexpr int kSequenceBits = 40;
+  static TimerId timer_id(EventId id);
+
   SimContext& context_;
   uint32_t rank_;
-  // Timer id -> event; lookup only (never iterated, so order cannot leak).
-  std::unordered_map<uint64_t, EventId> timers_;
 };
 
 }  // namespace tensorwire::sim

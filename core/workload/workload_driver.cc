@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,18 @@ struct WorkloadDriver::SourceKey {
   uint64_t bytes;
   auto tie() const { return std::tie(rank, name, kind, device, bytes); }
   bool operator<(const SourceKey& o) const { return tie() < o.tie(); }
+  bool operator==(const SourceKey& o) const { return tie() == o.tie(); }
+  // Every Send looks its source up (and its generation, and again at
+  // SendDone): a hash, not a tree of string compares, which at a parameter
+  // server of 1024 nodes was 16 levels deep.
+  struct Hash {
+    size_t operator()(const SourceKey& k) const {
+      StateDigest d;
+      d.add(k.rank).add(std::hash<std::string>{}(k.name)).add(static_cast<uint64_t>(k.kind));
+      d.add(k.device).add(k.bytes);
+      return static_cast<size_t>(d.value());
+    }
+  };
 };
 
 namespace {
@@ -139,8 +152,20 @@ class WorkloadDriver::Impl {
     schedule_phase(0, 0);
   }
 
+  // The entries of a source map in key order: what is freed and digested
+  // does not depend on the hash table's layout.
+  template <typename Map>
+  static std::vector<const typename Map::value_type*> in_key_order(const Map& map) {
+    std::vector<const typename Map::value_type*> entries;
+    entries.reserve(map.size());
+    for (const auto& entry : map) entries.push_back(&entry);
+    std::sort(entries.begin(), entries.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+    return entries;
+  }
+
   void release_memory() {
-    for (auto& [key, source] : sources_) envs_[key.rank].memory.free(source.buffer);
+    for (const auto* entry : in_key_order(sources_)) envs_[entry->first.rank].memory.free(entry->second.buffer);
     sources_.clear();
     for (auto& [rank, buffer] : retired_) envs_[rank].memory.free(buffer);
     retired_.clear();
@@ -159,10 +184,13 @@ class WorkloadDriver::Impl {
     d.add(i.slots_.size());
     for (const auto& slot : i.slots_) d.add(slot.transfer).add(slot.done ? 1 : 0);
     d.add(i.sources_.size());
-    for (const auto& [key, source] : i.sources_) {
+    for (const auto* entry : in_key_order(i.sources_)) {
+      const auto& [key, source] = *entry;
       d.add(key.rank).add(key.name).add(source.buffer.addr).add(source.buffer.length).add(source.pending);
     }
-    for (const auto& [key, generation] : i.source_generation_) d.add(key.rank).add(key.name).add(generation);
+    for (const auto* entry : in_key_order(i.source_generation_)) {
+      d.add(entry->first.rank).add(entry->first.name).add(entry->second);
+    }
     d.add(i.aborted_.size());
     for (const auto& [rank, step_id] : i.aborted_) d.add(rank).add(step_id);
     d.add(i.retired_.size());
@@ -492,8 +520,8 @@ class WorkloadDriver::Impl {
     Buffer buffer;
     uint32_t pending = 0;  // its Sends whose SendDone has not come
   };
-  std::map<SourceKey, Source> sources_;
-  std::map<SourceKey, uint64_t> source_generation_;  // Sends of each source so far
+  std::unordered_map<SourceKey, Source, SourceKey::Hash> sources_;
+  std::unordered_map<SourceKey, uint64_t, SourceKey::Hash> source_generation_;  // Sends of each source so far
   std::vector<std::byte> piece_;  // one piece of a tensor being filled, checked or scribbled over
   // Sources still busy with a Send when the same tensor was sent again (freed at the end).
   std::vector<std::pair<RankId, Buffer>> retired_;
