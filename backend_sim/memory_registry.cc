@@ -19,23 +19,21 @@ MemoryRegion MemoryRegistry::add(const Buffer& buffer, Access access) {
   region.lkey = next_key_++;
   region.rkey = next_key_++;
   TW_ASSERT_HOT_MSG(next_key_ > region.rkey, "keys are never reused: the counter does not wrap");
-  const bool new_lkey = by_lkey_.emplace(region.lkey, region).second;
-  const bool new_rkey = lkey_of_rkey_.emplace(region.rkey, region.lkey).second;
-  TW_ASSERT_HOT_MSG(new_lkey && new_rkey, "every key names one region");
-  TW_ASSERT_HOT(by_lkey_.size() == lkey_of_rkey_.size());
+  TW_ASSERT_HOT_MSG((region.lkey - first_key_) % 2 == 0 && region.rkey == region.lkey + 1,
+                    "a registration's keys are its index, twice");
+  const bool fresh = regions_.emplace((region.lkey - first_key_) / 2, region).second;
+  TW_ASSERT_HOT_MSG(fresh, "every key names one region");
   return region;
 }
 
 Status MemoryRegistry::remove(const MemoryRegion& region) {
-  auto it = by_lkey_.find(region.lkey);
-  if (it == by_lkey_.end() || it->second.rkey != region.rkey) {
+  const MemoryRegion* found = find(region.lkey);
+  if (found == nullptr || found->lkey != region.lkey || found->rkey != region.rkey) {
     return {StatusCode::kNotFound,
             "deregister_memory: lkey " + std::to_string(region.lkey) + " is not registered"};
   }
-  const size_t by_rkey = lkey_of_rkey_.erase(region.rkey);
-  TW_ASSERT_HOT_MSG(by_rkey == 1, "a registered region is found by its lkey and by its rkey");
-  by_lkey_.erase(it);
-  TW_ASSERT_HOT(by_lkey_.size() == lkey_of_rkey_.size());
+  const size_t erased = regions_.erase((region.lkey - first_key_) / 2);
+  TW_ASSERT_HOT_MSG(erased == 1, "a registered region is found by its keys");
   return {};
 }
 
@@ -73,21 +71,16 @@ Status MemoryRegistry::check(const MemoryRegion* region, const char* key_kind, u
 Status MemoryRegistry::check_local(uint32_t lkey, uint64_t addr, uint64_t length,
                                    Access needed) const {
   if (length == 0) return {};  // a zero-length sge touches no memory
-  auto it = by_lkey_.find(lkey);
-  return check(it == by_lkey_.end() ? nullptr : &it->second, "lkey", lkey, addr, length, needed);
+  const MemoryRegion* region = find(lkey);
+  if (region != nullptr && region->lkey != lkey) region = nullptr;  // an rkey given as an lkey
+  return check(region, "lkey", lkey, addr, length, needed);
 }
 
 Status MemoryRegistry::check_remote(uint32_t rkey, uint64_t addr, uint64_t length,
                                     Access needed) const {
   if (length == 0) return {};  // verbs do not validate the rkey of a zero-length access
-  auto it = lkey_of_rkey_.find(rkey);
-  const MemoryRegion* region = nullptr;
-  if (it != lkey_of_rkey_.end()) {
-    auto by_lkey = by_lkey_.find(it->second);
-    TW_ASSERT_HOT_MSG(by_lkey != by_lkey_.end(), "an rkey names a live region's lkey");
-    region = &by_lkey->second;
-    TW_ASSERT_HOT(region->rkey == rkey);
-  }
+  const MemoryRegion* region = find(rkey);
+  if (region != nullptr && region->rkey != rkey) region = nullptr;  // an lkey given as an rkey
   return check(region, "rkey", rkey, addr, length, needed);
 }
 

@@ -13,7 +13,7 @@ namespace tensorwire::sim {
 
 class MemoryRegistry {
  public:
-  explicit MemoryRegistry(uint32_t rank) : next_key_((rank + 1) << 20) {}
+  explicit MemoryRegistry(uint32_t rank) : first_key_((rank + 1) << 20), next_key_(first_key_) {}
 
   MemoryRegion add(const Buffer& buffer, Access access);
   Status remove(const MemoryRegion& region);
@@ -22,15 +22,23 @@ class MemoryRegistry {
   Status check_local(uint32_t lkey, uint64_t addr, uint64_t length, Access needed) const;
   // Why a remote access by rkey fails, or ok.
   Status check_remote(uint32_t rkey, uint64_t addr, uint64_t length, Access needed) const;
-  size_t live_regions() const { return by_lkey_.size(); }
+  size_t live_regions() const { return regions_.size(); }
 
  private:
   Status check(const MemoryRegion* region, const char* key_kind, uint32_t key, uint64_t addr,
                uint64_t length, Access needed) const;
+  // Registration i has lkey first_key_ + 2i and rkey first_key_ + 2i + 1:
+  // both keys find it in one table, by i (a remote access used to look the
+  // rkey up, then the lkey).
+  const MemoryRegion* find(uint32_t key) const {
+    if (key < first_key_) return nullptr;
+    auto it = regions_.find((key - first_key_) / 2);
+    return it == regions_.end() ? nullptr : &it->second;
+  }
+  uint32_t first_key_;
   uint32_t next_key_;
   // Lookup only; never iterated.
-  std::unordered_map<uint32_t, MemoryRegion> by_lkey_;
-  std::unordered_map<uint32_t, uint32_t> lkey_of_rkey_;
+  std::unordered_map<uint32_t, MemoryRegion> regions_;
 };
 
 }  // namespace tensorwire::sim

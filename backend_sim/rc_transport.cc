@@ -267,7 +267,7 @@ void RcTransport::fail_locally(uint32_t rank, uint32_t peer, uint64_t seq) {
   TW_ASSERT_HOT(!qp.wire_busy && qp.failed_seq == 0 && qp.outstanding.count(seq) == 1);
   // Nothing behind it goes on the wire: the QP is about to enter the error state.
   qp.wire_busy = true;
-  if (qp.outstanding.begin()->first == seq) {
+  if (qp.outstanding.front().first == seq) {
     complete_send(rank, peer, seq, context_.now(), CompletionStatus::kLocalProtectionError, 0);
     return;
   }
@@ -502,7 +502,7 @@ void RcTransport::complete_send(uint32_t rank, uint32_t peer, uint64_t seq, Time
     // The failing request completes first, then the QP flushes the rest.
     if (status != CompletionStatus::kSuccess) {
       enter_error(rank, peer, CompletionStatus::kWorkRequestFlushed);
-    } else if (q.failed_seq != 0 && q.outstanding.begin()->first == q.failed_seq) {
+    } else if (q.failed_seq != 0 && q.outstanding.front().first == q.failed_seq) {
       // The requests ahead of a locally failed one have all completed.
       const uint64_t failed = std::exchange(q.failed_seq, 0);
       complete_send(rank, peer, failed, context_.now(), CompletionStatus::kLocalProtectionError, 0);
@@ -569,9 +569,9 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
   for (const Arrival& a : qp.arrivals) context_.sanitizer.end_write(a.seq, rank);
   // The flushes come after every completion already delivered, in seq order.
   if (!qp.outstanding.empty()) {
-    TW_ASSERT_HOT_MSG(qp.outstanding.begin()->first > qp.last_completed_seq,
+    TW_ASSERT_HOT_MSG(qp.outstanding.front().first > qp.last_completed_seq,
                   "a queue pair's work requests complete in posting order");
-    qp.last_completed_seq = qp.outstanding.rbegin()->first;
+    qp.last_completed_seq = qp.outstanding.back().first;
   }
   bool first = true;
   for (auto& [seq, wr] : qp.outstanding) {

@@ -13,12 +13,12 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <unordered_map>
 #include <vector>
 
 #include "backend_sim/fair_share_ports.h"
 #include "backend_sim/memory_registry.h"
+#include "backend_sim/posted_requests.h"
 #include "backend_sim/sim_context.h"
 #include "backend_sim/sim_memory.h"
 #include "core/nic.h"
@@ -56,7 +56,7 @@ class RcTransport {
   };
   struct QueuePair {
     QpState state = QpState::kReadyToSend;
-    std::map<uint64_t, SendWorkRequest> outstanding;  // posted, not completed, by seq
+    PostedRequests outstanding;  // posted, not completed, by seq
     std::deque<uint64_t> send_queue;                   // posted, not yet on the wire
     bool wire_busy = false;                            // one request at a time, in order
     FlowId flow = 0;
