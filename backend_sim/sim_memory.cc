@@ -211,6 +211,7 @@ HeldBytes SimMemorySpace::hold_read(uint64_t addr, uint64_t length) {
     held.copy.assign(now.begin(), now.end());
   }
   const uint64_t id = next_held_id_++;
+  if (!held.copied) in_place_.push_back(id);
   held_.emplace(id, std::move(held));
   return HeldBytes(*this, id, length);
 }
@@ -229,14 +230,35 @@ std::span<const std::byte> SimMemorySpace::held_bytes(uint64_t id) const {
 
 void SimMemorySpace::preserve_held(uint64_t addr, uint64_t length) {
   if (length == 0) return;
-  for (auto& [id, h] : held_) {
-    if (h.copied || h.addr >= addr + length || addr >= h.addr + h.length) continue;
+  // Only the reads still in place: in a timing-only run every held read is a
+  // control message, copied at once, and a parameter server holds thousands.
+  for (size_t i = 0; i < in_place_.size();) {
+    HeldRead& h = held_.at(in_place_[i]);
+    TW_ASSERT(!h.copied);
+    if (h.addr >= addr + length || addr >= h.addr + h.length) {
+      ++i;
+      continue;
+    }
     const std::span<std::byte> in_place = raw_bytes(h.addr, h.length);
     TW_ASSERT_MSG(in_place.size() == h.length, "a held range stays live until copied aside");
     h.copy.assign(in_place.begin(), in_place.end());
     h.copied = true;
     ++held_reads_copied_;
+    in_place_[i] = in_place_.back();
+    in_place_.pop_back();
   }
+}
+
+void SimMemorySpace::release_read(uint64_t id) {
+  auto it = held_.find(id);
+  TW_ASSERT_MSG(it != held_.end(), "a held read is released once");
+  if (!it->second.copied) {
+    auto at = std::find(in_place_.begin(), in_place_.end(), id);
+    TW_ASSERT_MSG(at != in_place_.end(), "a read held in place is listed as such");
+    *at = in_place_.back();
+    in_place_.pop_back();
+  }
+  held_.erase(it);
 }
 
 // The lowest freed range that holds `size` bytes; what it has left over stays

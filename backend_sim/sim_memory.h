@@ -94,7 +94,7 @@ class SimMemorySpace final : public MemorySpace {
   // bytes delivered are those of the instant of the read.
   HeldBytes hold_read(uint64_t addr, uint64_t length);
   std::span<const std::byte> held_bytes(uint64_t id) const;
-  void release_read(uint64_t id) { held_.erase(id); }
+  void release_read(uint64_t id);
   // Reads held at once copied below this size (control messages, small tensors).
   static constexpr uint64_t kCopyOnWriteMinBytes = 64ull << 10;
   // Held reads whose bytes had to be copied aside (tests watch it).
@@ -175,6 +175,7 @@ class SimMemorySpace final : public MemorySpace {
   uint64_t reuse_freed(size_t region, uint64_t size);
   uint64_t payload_bytes_ = 0;
   std::map<uint64_t, HeldRead> held_;  // by id, in the order held
+  std::vector<uint64_t> in_place_;     // the ids in held_ not copied aside (any order)
   uint64_t next_held_id_ = 1;
   uint64_t held_reads_copied_ = 0;
   // digest()'s value while nothing changed since (allocate, free and every
