@@ -87,6 +87,17 @@ std::string content_problem(MemorySpace& memory, const Buffer& buffer, uint64_t 
 
 class WorkloadDriver::Impl {
  public:
+  // A source tensor's buffer and what is pending on it, kept per SourceKey.
+  struct Source {
+    Buffer buffer;
+    uint32_t pending = 0;  // its Sends whose SendDone has not come
+  };
+  struct SourceState {
+    bool live = false;  // `source` holds this tensor's buffer now
+    Source source;
+    uint64_t generation = 0;  // Sends of this source so far
+  };
+
   Impl(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
        std::vector<Rendezvous*> rendezvous)
       : workload_(workload), seed_(seed), envs_(std::move(envs)), rdv_(std::move(rendezvous)) {
@@ -164,9 +175,13 @@ class WorkloadDriver::Impl {
     return entries;
   }
 
+  // Entries stay (a SendDone still to come finds its source's state); their
+  // buffers go.
   void release_memory() {
-    for (const auto* entry : in_key_order(sources_)) envs_[entry->first.rank].memory.free(entry->second.buffer);
-    sources_.clear();
+    for (const auto* entry : in_key_order(sources_)) {
+      if (entry->second.live) envs_[entry->first.rank].memory.free(entry->second.source.buffer);
+    }
+    for (auto& [key, state] : sources_) state.live = false;
     for (auto& [rank, buffer] : retired_) envs_[rank].memory.free(buffer);
     retired_.clear();
     released_ = true;
@@ -183,13 +198,18 @@ class WorkloadDriver::Impl {
     d.add(i.first_result_).add(i.recvs_left_).add(i.stopped_ ? 1 : 0).add(i.waiting_for_gate_ ? 1 : 0);
     d.add(i.slots_.size());
     for (const auto& slot : i.slots_) d.add(slot.transfer).add(slot.done ? 1 : 0);
-    d.add(i.sources_.size());
-    for (const auto* entry : in_key_order(i.sources_)) {
-      const auto& [key, source] = *entry;
-      d.add(key.rank).add(key.name).add(source.buffer.addr).add(source.buffer.length).add(source.pending);
+    const auto sources = in_key_order(i.sources_);
+    d.add(static_cast<uint64_t>(std::count_if(sources.begin(), sources.end(),
+                                              [](const auto* entry) { return entry->second.live; })));
+    for (const auto* entry : sources) {
+      const auto& [key, state] = *entry;
+      if (!state.live) continue;
+      d.add(key.rank).add(key.name).add(state.source.buffer.addr).add(state.source.buffer.length);
+      d.add(state.source.pending);
     }
-    for (const auto* entry : in_key_order(i.source_generation_)) {
-      d.add(entry->first.rank).add(entry->first.name).add(entry->second);
+    for (const auto* entry : sources) {
+      if (entry->second.generation == 0) continue;
+      d.add(entry->first.rank).add(entry->first.name).add(entry->second.generation);
     }
     d.add(i.aborted_.size());
     for (const auto& [rank, step_id] : i.aborted_) d.add(rank).add(step_id);
@@ -292,7 +312,7 @@ class WorkloadDriver::Impl {
     return phase_open_ && step_index == step_index_ && phase_index == phase_index_;
   }
 
-  Tensor make_source(const TensorTransfer& t, uint64_t key) {
+  Tensor make_source(const TensorTransfer& t, uint64_t key, SourceState& state) {
     Tensor tensor;
     tensor.dtype = t.dtype;
     tensor.shape = t.shape;
@@ -304,24 +324,22 @@ class WorkloadDriver::Impl {
       return tensor;
     }
     uint64_t bytes = tensor.total_bytes();
-    SourceKey sk{t.src, t.name, t.src_kind, t.src_device, bytes};
-    auto it = sources_.find(sk);
-    if (it != sources_.end() && it->second.pending != 0) {
+    if (state.live && state.source.pending != 0) {
       // The last Send of this source has not called SendDone: the NIC may
       // still read the buffer (its receiver can be done before the sender's
       // completion comes), so filling it now would race with that read. It
       // retires, and this Send gets a buffer of its own.
-      retired_.emplace_back(t.src, it->second.buffer);
-      sources_.erase(it);
-      it = sources_.end();
+      retired_.emplace_back(t.src, state.source.buffer);
+      state.live = false;
     }
-    if (it == sources_.end()) {
+    if (!state.live) {
       Result<Buffer> buffer = memory.allocate(t.src_kind, t.src_device, bytes);
       if (!buffer.is_ok()) return tensor;  // send() reports the empty buffer
-      it = sources_.emplace(sk, Source{*buffer, 0}).first;
+      state.source = Source{*buffer, 0};
+      state.live = true;
     }
-    tensor.buffer = it->second.buffer;
-    if (bytes > 0) ++it->second.pending;  // until its SendDone (do_send)
+    tensor.buffer = state.source.buffer;
+    if (bytes > 0) ++state.source.pending;  // until its SendDone (do_send)
     if (memory.holds_payload() && bytes > 0) {
       Status st = fill_in_pieces(memory, tensor.buffer, key, piece_);
       (void)st;  // a failed fill shows up as a content mismatch at the receiver
@@ -335,7 +353,10 @@ class WorkloadDriver::Impl {
     // start_phase failed the transfers with a bad rank; this process plays t.src.
     TW_ASSERT(t.src < rdv_.size() && rdv_[t.src] != nullptr);
     uint64_t key = content_key(seed_, step().step_id, t.name);
-    Tensor tensor = make_source(t, key);
+    // One lookup per Send: the SendDone below holds on to the entry (an
+    // unordered_map's elements stay where they are as it grows).
+    SourceState& state = sources_[SourceKey{t.src, t.name, t.src_kind, t.src_device, bytes_of(t)}];
+    Tensor tensor = make_source(t, key, state);
     Status st;
     if (!t.is_dead && is_dma_able(t.dtype) && tensor.buffer.length != tensor.total_bytes()) {
       // The harness's own allocation: the scenario is too big, not the protocol wrong.
@@ -346,17 +367,16 @@ class WorkloadDriver::Impl {
       // payload mode the source is scribbled over, unless a later Send of the
       // same tensor has taken the buffer again. A protocol that still reads
       // the caller's buffer after SendDone then delivers the scribble.
-      SourceKey sk{t.src, t.name, t.src_kind, t.src_device, tensor.total_bytes()};
-      const uint64_t generation = ++source_generation_[sk];
+      const uint64_t generation = ++state.generation;
       const Buffer buffer = tensor.buffer;
       MemorySpace& memory = envs_[t.src].memory;
       const CurrentTransfer current(envs_[t.src].attribution, tag_of(i));
       st = rdv_[t.src]->send(t.name, step().step_id, std::move(tensor),
-                             [this, sk, generation, buffer, &memory](Status) {
-                               settle_send(sk, buffer);
-                               if (source_generation_[sk] != generation) return;
+                             [this, source = &state, generation, buffer, &memory](Status) {
+                               settle_send(*source, buffer);
+                               if (source->generation != generation) return;
                                if (!memory.holds_payload() || buffer.length == 0) return;
-                               if (!released_ && sources_.count(sk) != 0) {
+                               if (!released_ && source->live) {
                                  scribble_in_pieces(memory, buffer, std::byte{0xa5}, piece_);
                                }
                              });
@@ -370,11 +390,18 @@ class WorkloadDriver::Impl {
 
   // A Send's SendDone came: its source is the application's again.
   // (A retired buffer's Sends settle against nothing: it is no source any more.)
-  void settle_send(const SourceKey& sk, const Buffer& buffer) {
-    auto it = sources_.find(sk);
-    if (buffer.length == 0 || it == sources_.end() || it->second.buffer.addr != buffer.addr) return;
-    TW_ASSERT_MSG(it->second.pending > 0, "SendDone ends a pending Send");
-    --it->second.pending;
+  void settle_send(SourceState& state, const Buffer& buffer) {
+    if (buffer.length == 0 || !state.live || state.source.buffer.addr != buffer.addr) return;
+    TW_ASSERT_MSG(state.source.pending > 0, "SendDone ends a pending Send");
+    --state.source.pending;
+  }
+
+  // What a Send of `t` puts in its source buffer.
+  static uint64_t bytes_of(const TensorTransfer& t) {
+    Tensor shell;
+    shell.dtype = t.dtype;
+    shell.shape = t.shape;
+    return shell.total_bytes();
   }
 
   void do_recv(size_t i) {
@@ -516,12 +543,7 @@ class WorkloadDriver::Impl {
   uint64_t seed_;
   std::vector<RankEnv> envs_;
   std::vector<Rendezvous*> rdv_;
-  struct Source {
-    Buffer buffer;
-    uint32_t pending = 0;  // its Sends whose SendDone has not come
-  };
-  std::unordered_map<SourceKey, Source, SourceKey::Hash> sources_;
-  std::unordered_map<SourceKey, uint64_t, SourceKey::Hash> source_generation_;  // Sends of each source so far
+  std::unordered_map<SourceKey, SourceState, SourceKey::Hash> sources_;
   std::vector<std::byte> piece_;  // one piece of a tensor being filled, checked or scribbled over
   // Sources still busy with a Send when the same tensor was sent again (freed at the end).
   std::vector<std::pair<RankId, Buffer>> retired_;
