@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <utility>
 
 #include "core/assert.h"
@@ -26,7 +27,12 @@ class PostedRequests {
     TW_ASSERT_HOT_MSG(entries_.empty() || entries_.back().first < seq, "requests are posted in sequence order");
     entries_.emplace_back(seq, wr);
   }
+  // The oldest (a completion) and the newest (a request going on the wire
+  // as it is posted) are looked for most: tried before the search.
   iterator find(uint64_t seq) {
+    if (entries_.empty()) return entries_.end();
+    if (entries_.front().first == seq) return entries_.begin();
+    if (entries_.back().first == seq) return std::prev(entries_.end());
     auto it = lower_bound(seq);
     return it != entries_.end() && it->first == seq ? it : entries_.end();
   }
