@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 
+#include "backend_sim/dense_id_map.h"
 #include "core/memory.h"
 #include "core/status.h"
 
@@ -32,13 +32,11 @@ class MemoryRegistry {
   // rkey up, then the lkey).
   const MemoryRegion* find(uint32_t key) const {
     if (key < first_key_) return nullptr;
-    auto it = regions_.find((key - first_key_) / 2);
-    return it == regions_.end() ? nullptr : &it->second;
+    return regions_.find((key - first_key_) / 2);
   }
   uint32_t first_key_;
   uint32_t next_key_;
-  // Lookup only; never iterated.
-  std::unordered_map<uint32_t, MemoryRegion> regions_;
+  DenseIdMap<MemoryRegion> regions_;  // by registration index
 };
 
 }  // namespace tensorwire::sim

@@ -19,33 +19,36 @@ void TransferLedger::on_posted(uint64_t seq, uint64_t tag, uint32_t rank, uint32
   const bool consumes_receive =
       wr.opcode == WorkOpcode::kSend || wr.opcode == WorkOpcode::kRdmaWriteWithImm;
   f.handlers_left = consumes_receive ? 2 : 1;
-  in_flight_[seq] = f;
+  if (InFlight* old = in_flight_.find(seq)) {
+    *old = f;
+  } else {
+    in_flight_.insert(seq, f);
+  }
   if (f.control && f.tag != 0) accounts_[f.tag].control_messages += 1;
 }
 
 void TransferLedger::on_wire_start(uint64_t seq, TimeNs now_ns) {
   if (!enabled_) return;
-  auto it = in_flight_.find(seq);
-  if (it != in_flight_.end()) it->second.wire_start_ns = now_ns;
+  if (InFlight* f = in_flight_.find(seq)) f->wire_start_ns = now_ns;
 }
 
 void TransferLedger::on_landed(uint64_t seq, TimeNs now_ns) {
   if (!enabled_) return;
-  auto it = in_flight_.find(seq);
-  if (it == in_flight_.end() || it->second.landed) return;
-  it->second.landed = true;
-  close(it->second, now_ns);
+  InFlight* f = in_flight_.find(seq);
+  if (f == nullptr || f->landed) return;
+  f->landed = true;
+  close(*f, now_ns);
 }
 
 uint64_t TransferLedger::take_handler(uint64_t seq, TimeNs now_ns) {
   if (seq == 0 || !enabled_) return 0;
-  auto it = in_flight_.find(seq);
-  if (it == in_flight_.end()) return 0;
-  const uint64_t tag = it->second.tag;
-  TW_ASSERT_MSG(it->second.handlers_left > 0, "a record goes with its last handler");
-  if (--it->second.handlers_left == 0) {
-    if (!it->second.landed) close(it->second, now_ns);
-    in_flight_.erase(it);
+  InFlight* f = in_flight_.find(seq);
+  if (f == nullptr) return 0;
+  const uint64_t tag = f->tag;
+  TW_ASSERT_MSG(f->handlers_left > 0, "a record goes with its last handler");
+  if (--f->handlers_left == 0) {
+    if (!f->landed) close(*f, now_ns);
+    in_flight_.erase(seq);
   }
   return tag;
 }

@@ -22,6 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "backend_sim/dense_id_map.h"
 #include "core/clock.h"
 #include "core/nic.h"
 #include "core/transfer_breakdown.h"
@@ -91,7 +92,7 @@ class TransferLedger {
   uint64_t owner(uint64_t tag) const { return tag != 0 && finished_.count(tag) == 0 ? tag : 0; }
 
   bool enabled_;
-  std::unordered_map<uint64_t, InFlight> in_flight_;  // by work request seq
+  DenseIdMap<InFlight> in_flight_;  // by work request seq
   std::unordered_map<uint64_t, Account> accounts_;    // by transfer tag
   std::unordered_set<uint64_t> finished_;             // transfers whose Recv is done
   // By start time once share_of sorted them; the longest bounds the search.

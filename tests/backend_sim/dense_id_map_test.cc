@@ -1,0 +1,72 @@
+// DenseIdMap against std::map over random inserts, lookups and erases of ids
+// handed out in increasing order (as work request sequence numbers and
+// registrations are), and its chunks freed once empty.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "backend_sim/dense_id_map.h"
+
+namespace tensorwire::sim::testing {
+namespace {
+
+TEST(DenseIdMap, FindsEraseAndSizeAgreeWithAnOrderedMapOverRandomOperations) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    DenseIdMap<uint64_t, 4> map;  // small chunks: many chunk boundaries
+    std::map<uint64_t, uint64_t> reference;
+    uint64_t next_id = rng() % 3;  // ids need not start at 0
+    for (int op = 0; op < 4000; ++op) {
+      const uint32_t what = rng() % 10;
+      if (what < 4) {
+        next_id += 1 + rng() % 3;  // increasing, with gaps
+        const uint64_t value = rng();
+        EXPECT_EQ(map.insert(next_id, value), value);
+        reference[next_id] = value;
+      } else if (what < 7 && !reference.empty()) {
+        // Mostly the oldest (as completions come), sometimes any.
+        auto it = rng() % 2 == 0 ? reference.begin() : std::next(reference.begin(), rng() % reference.size());
+        EXPECT_TRUE(map.erase(it->first));
+        reference.erase(it);
+      } else {
+        const uint64_t id = next_id == 0 ? 0 : rng() % (next_id + 20);
+        const uint64_t* found = map.find(id);
+        auto ref = reference.find(id);
+        ASSERT_EQ(found != nullptr, ref != reference.end()) << "seed " << seed << " id " << id;
+        if (found != nullptr) {
+          EXPECT_EQ(*found, ref->second);
+        } else {
+          EXPECT_FALSE(map.erase(id));
+        }
+      }
+      ASSERT_EQ(map.size(), reference.size()) << "seed " << seed << " op " << op;
+    }
+    for (const auto& [id, value] : reference) {
+      ASSERT_NE(map.find(id), nullptr);
+      EXPECT_EQ(*map.find(id), value);
+    }
+  }
+}
+
+TEST(DenseIdMap, AnEmptiedChunkIsFreedAndAReusedOneStartsEmpty) {
+  DenseIdMap<int, 2> map;  // four ids per chunk
+  for (uint64_t id = 0; id < 12; ++id) map.insert(id, static_cast<int>(id));
+  for (uint64_t id = 0; id < 8; ++id) EXPECT_TRUE(map.erase(id));
+  EXPECT_EQ(map.size(), 4u);
+  for (uint64_t id = 0; id < 8; ++id) EXPECT_EQ(map.find(id), nullptr);
+  for (uint64_t id = 8; id < 12; ++id) EXPECT_TRUE(map.erase(id));
+  EXPECT_EQ(map.size(), 0u);
+  // The newest chunk stayed for the next insert; an id far above works too.
+  map.insert(12, 12);
+  map.insert(1000, 1000);
+  EXPECT_EQ(*map.find(12), 12);
+  EXPECT_EQ(*map.find(1000), 1000);
+  EXPECT_EQ(map.find(999), nullptr);
+  EXPECT_EQ(map.find(uint64_t{1} << 40), nullptr);
+}
+
+}  // namespace
+}  // namespace tensorwire::sim::testing
