@@ -36,9 +36,14 @@ EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uin
   s.parent = running_sequence_;
   s.digest_term = 0;
   if (at_ns == now_ns_ && !scheduler_) {
-    now_fifo_.push_back({at_ns, sequence, index});  // see the header: no heap operation
+    // See the header: no heap operation. Field by field: an entry built on
+    // the stack and copied whole stalls on store forwarding.
+    HeapEntry& e = now_fifo_.emplace_back();
+    e.at_ns = at_ns;
+    e.sequence = sequence;
+    e.slot = index;
   } else {
-    heap_push({at_ns, sequence, index});
+    heap_insert(at_ns, sequence, index);
   }
   ++live_;
   if (heap_.size() > 2 * live_ + 1024) drop_cancelled();
@@ -102,6 +107,25 @@ inline void EventQueue::sift_down(size_t pos) {
 inline void EventQueue::heap_push(const HeapEntry& e) {
   heap_.push_back(e);
   sift_up(heap_.size() - 1);
+}
+
+// heap_push for a new event: the entry's place is found first (its parents
+// move down into the hole), then its fields are written there.
+inline void EventQueue::heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t slot) {
+  size_t pos = heap_.size();
+  heap_.emplace_back();
+  while (pos > 0) {
+    const size_t parent = (pos - 1) / kHeapArity;
+    const HeapEntry& p = heap_[parent];
+    if (p.at_ns < at_ns || (p.at_ns == at_ns && p.sequence < sequence)) break;
+    place(pos, p);
+    pos = parent;
+  }
+  HeapEntry& e = heap_[pos];
+  e.at_ns = at_ns;
+  e.sequence = sequence;
+  e.slot = slot;
+  heap_pos_[slot] = static_cast<uint32_t>(pos);
 }
 
 inline void EventQueue::heap_remove(size_t pos) {

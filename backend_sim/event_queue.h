@@ -174,6 +174,7 @@ class EventQueue {
   void sift_up(size_t pos);
   void sift_down(size_t pos);
   void heap_push(const HeapEntry& e);
+  void heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t slot);
   void heap_remove(size_t pos);
   bool now_fifo_empty() const { return now_head_ == now_fifo_.size(); }
   HeapEntry pop_now_fifo();
