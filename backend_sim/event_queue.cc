@@ -117,7 +117,7 @@ inline void EventQueue::heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t sl
   while (pos > 0) {
     const size_t parent = (pos - 1) / kHeapArity;
     const HeapEntry& p = heap_[parent];
-    if (p.at_ns < at_ns || (p.at_ns == at_ns && p.sequence < sequence)) break;
+    if (key_of(p) < ((static_cast<Key>(static_cast<uint64_t>(at_ns)) << 64) | sequence)) break;
     place(pos, p);
     pos = parent;
   }

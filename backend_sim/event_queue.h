@@ -159,9 +159,15 @@ class EventQueue {
   // its entry.
   EventId add_event(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what);
   static uint64_t digest_term_of(const Slot& slot);
-  static bool later(const HeapEntry& a, const HeapEntry& b) {
-    return a.at_ns != b.at_ns ? a.at_ns > b.at_ns : a.sequence > b.sequence;
+  // (time, sequence) as one 128-bit number: one comparison the compiler
+  // makes without a branch, where the sift loops' branches on time, then on
+  // sequence, were mispredicted about half the time. Times are never
+  // negative (the queue starts at 0 and never goes back).
+  __extension__ using Key = unsigned __int128;
+  static Key key_of(const HeapEntry& e) {
+    return (static_cast<Key>(static_cast<uint64_t>(e.at_ns)) << 64) | e.sequence;
   }
+  static bool later(const HeapEntry& a, const HeapEntry& b) { return key_of(a) > key_of(b); }
   void drop_cancelled();
   void pop_heap_top();
   // The heap keeps each entry's position (heap_pos_, by slot: an indexed
