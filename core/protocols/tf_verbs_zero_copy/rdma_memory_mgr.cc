@@ -16,7 +16,7 @@ RdmaMemoryMgr::~RdmaMemoryMgr() {
 
 std::optional<RdmaTensorMetaData> RdmaMemoryMgr::get_tensor_meta_data(RankId src,
                                                                       std::string_view name) const {
-  auto it = meta_data_.find({src, std::string(name)});
+  auto it = meta_data_.find(MetaKeyLess::View{src, name});
   if (it == meta_data_.end()) return std::nullopt;
   return it->second;
 }
@@ -24,12 +24,16 @@ std::optional<RdmaTensorMetaData> RdmaMemoryMgr::get_tensor_meta_data(RankId src
 void RdmaMemoryMgr::set_tensor_meta_data(RankId src, std::string_view name,
                                          const RdmaTensorMetaData& meta) {
   changed();
-  meta_data_[{src, std::string(name)}] = meta;
+  if (auto it = meta_data_.find(MetaKeyLess::View{src, name}); it != meta_data_.end()) {
+    it->second = meta;
+    return;
+  }
+  meta_data_.emplace(std::pair<RankId, std::string>{src, std::string(name)}, meta);
 }
 
 void RdmaMemoryMgr::erase_tensor_meta_data(RankId src, std::string_view name) {
   changed();
-  meta_data_.erase({src, std::string(name)});
+  if (auto it = meta_data_.find(MetaKeyLess::View{src, name}); it != meta_data_.end()) meta_data_.erase(it);
 }
 
 std::optional<MemoryRegion> RdmaMemoryMgr::find_region(uint64_t addr, uint64_t length) const {

@@ -131,7 +131,19 @@ class RdmaMemoryMgr {
 
   Nic& nic_;
   MemorySpace& memory_;
-  std::map<std::pair<RankId, std::string>, RdmaTensorMetaData> meta_data_;
+  // Ordered by (rank, name) and searched by a string_view of the name: a
+  // lookup at every request and response makes no string.
+  struct MetaKeyLess {
+    using is_transparent = void;
+    using View = std::pair<RankId, std::string_view>;
+    static View view(const std::pair<RankId, std::string>& k) { return {k.first, k.second}; }
+    static View view(const View& k) { return k; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) < view(b);
+    }
+  };
+  std::map<std::pair<RankId, std::string>, RdmaTensorMetaData, MetaKeyLess> meta_data_;
   std::map<uint64_t, RegionEntry> regions_;        // by start address, non-overlapping
   std::map<uint64_t, Allocation> allocations_;     // pool buffers by address
   std::map<PoolKey, std::vector<uint64_t>> free_;  // free pool buffers by class
