@@ -303,7 +303,7 @@ bool SimMemorySpace::materialize(Allocation& a) {
   if (a.buffer.length > kTimingOnlyBytesMax) return false;
   // An allocation holds all of its bytes or none (payload mode: all, from the start).
   TW_ASSERT(a.bytes.empty() && !context_.options.payload);
-  a.bytes.resize(a.buffer.length);
+  a.bytes = ZeroedBytesPool::local().take(a.buffer.length);
   add_payload_bytes(a.buffer.length);
   mark_written(a, 0, a.buffer.length);
   return true;
@@ -339,7 +339,7 @@ std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bo
     preserve_held(addr, length);
     mark_written(a, addr - a.buffer.addr, length);
   }
-  return std::span<std::byte>(a.bytes).subspan(addr - a.buffer.addr, length);
+  return a.bytes.span().subspan(addr - a.buffer.addr, length);
 }
 
 std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend_sim/sim_context.h"
+#include "backend_sim/zeroed_bytes.h"
 #include "core/memory.h"
 #include "core/state_digest.h"
 
@@ -114,7 +115,7 @@ class SimMemorySpace final : public MemorySpace {
   static constexpr uint64_t kDigestBlockBytes = 256;
   struct Allocation {
     Buffer buffer;
-    std::vector<std::byte> bytes;  // empty in timing-only mode
+    ZeroedBytes bytes;  // empty in timing-only mode until materialized
     mutable uint64_t content_sum = 0;                // sum of block_terms
     mutable std::vector<uint64_t> block_terms;       // per block: its index and content, hashed (0: all zero)
     mutable std::vector<uint8_t> block_stale;        // per block

@@ -21,17 +21,17 @@ ZeroedBytesPool::Bucket* ZeroedBytesPool::bucket_of(uint64_t bytes) {
   return nullptr;
 }
 
-std::vector<std::byte> ZeroedBytesPool::take(uint64_t bytes) {
+ZeroedBytes ZeroedBytesPool::take(uint64_t bytes) {
   Bucket* b = bytes >= kMinBytes && bytes <= kMaxBytes ? bucket_of(bytes) : nullptr;
-  if (b == nullptr || b->kept.empty()) return std::vector<std::byte>(bytes, std::byte{0});
-  std::vector<std::byte> v = std::move(b->kept.back());
+  if (b == nullptr || b->kept.empty()) return ZeroedBytes(bytes);
+  ZeroedBytes v = std::move(b->kept.back());
   b->kept.pop_back();
   TW_ASSERT_MSG(v.size() == bytes && pooled_bytes_ >= bytes, "a bucket keeps vectors of its size");
   pooled_bytes_ -= bytes;
   return v;
 }
 
-void ZeroedBytesPool::give_back(std::vector<std::byte>&& v, uint64_t dirty_begin,
+void ZeroedBytesPool::give_back(ZeroedBytes&& v, uint64_t dirty_begin,
                                 uint64_t dirty_end) {
   const uint64_t bytes = v.size();
   if (bytes < kMinBytes || bytes > kMaxBytes || pooled_bytes_ + bytes > kMaxPooledBytes) return;

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend_sim/zeroed_bytes.h"
+
 namespace tensorwire::sim {
 
 class ZeroedBytesPool {
@@ -27,18 +29,18 @@ class ZeroedBytesPool {
   static ZeroedBytesPool& local();
 
   // `bytes` zero bytes: a kept vector of that size when there is one.
-  std::vector<std::byte> take(uint64_t bytes);
+  ZeroedBytes take(uint64_t bytes);
   // Keeps `v` (all zero outside [dirty_begin, dirty_end), which is zeroed
   // now) for a later take, unless its size is outside [kMinBytes, kMaxBytes]
   // or the pool is full.
-  void give_back(std::vector<std::byte>&& v, uint64_t dirty_begin, uint64_t dirty_end);
+  void give_back(ZeroedBytes&& v, uint64_t dirty_begin, uint64_t dirty_end);
 
   uint64_t pooled_bytes() const { return pooled_bytes_; }
 
  private:
   struct Bucket {
     uint64_t bytes = 0;
-    std::vector<std::vector<std::byte>> kept;
+    std::vector<ZeroedBytes> kept;
   };
   Bucket* bucket_of(uint64_t bytes);
 

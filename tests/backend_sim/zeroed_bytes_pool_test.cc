@@ -12,31 +12,47 @@
 namespace tensorwire::sim::testing {
 namespace {
 
-bool all_zero(const std::vector<std::byte>& v) {
+template <typename Bytes>
+bool all_zero(const Bytes& v) {
   return std::all_of(v.begin(), v.end(), [](std::byte b) { return b == std::byte{0}; });
 }
 
 TEST(ZeroedBytesPool, AVectorGivenBackIsHandedOutAgainZeroed) {
   ZeroedBytesPool pool;
-  std::vector<std::byte> v = pool.take(8192);
+  ZeroedBytes v = pool.take(8192);
   ASSERT_EQ(v.size(), 8192u);
   EXPECT_TRUE(all_zero(v));
   std::fill(v.begin() + 100, v.begin() + 300, std::byte{0x5a});
   const std::byte* storage = v.data();
   pool.give_back(std::move(v), 100, 300);
   EXPECT_EQ(pool.pooled_bytes(), 8192u);
-  std::vector<std::byte> again = pool.take(8192);
+  ZeroedBytes again = pool.take(8192);
   EXPECT_EQ(again.data(), storage) << "the same storage, not a fresh allocation";
   EXPECT_TRUE(all_zero(again));
   EXPECT_EQ(pool.pooled_bytes(), 0u);
 }
 
+TEST(ZeroedBytes, StartsZeroAtEverySizeAndMovesItsStorage) {
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4096}, size_t{1} << 20, size_t{64} << 20}) {
+    ZeroedBytes v(size);
+    ASSERT_EQ(v.size(), size);
+    EXPECT_TRUE(all_zero(v)) << size << " bytes";
+    if (size == 0) continue;
+    v.data()[size - 1] = std::byte{7};
+    const std::byte* storage = v.data();
+    ZeroedBytes moved = std::move(v);
+    EXPECT_EQ(moved.data(), storage);
+    EXPECT_TRUE(v.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+    EXPECT_EQ(moved.span().back(), std::byte{7});
+  }
+}
+
 TEST(ZeroedBytesPool, OnlyTheSameSizeIsReused) {
   ZeroedBytesPool pool;
-  std::vector<std::byte> v = pool.take(8192);
+  ZeroedBytes v = pool.take(8192);
   const std::byte* storage = v.data();
   pool.give_back(std::move(v), 0, 0);
-  std::vector<std::byte> other = pool.take(4096);
+  ZeroedBytes other = pool.take(4096);
   EXPECT_NE(other.data(), storage);
   EXPECT_EQ(other.size(), 4096u);
   EXPECT_EQ(pool.pooled_bytes(), 8192u);
@@ -44,12 +60,12 @@ TEST(ZeroedBytesPool, OnlyTheSameSizeIsReused) {
 
 TEST(ZeroedBytesPool, KeepsNeitherSmallNorLargeVectorsNorMoreThanItsLimit) {
   ZeroedBytesPool pool;
-  pool.give_back(std::vector<std::byte>(ZeroedBytesPool::kMinBytes - 1), 0, 0);
-  pool.give_back(std::vector<std::byte>(ZeroedBytesPool::kMaxBytes + 1), 0, 0);
+  pool.give_back(ZeroedBytes(ZeroedBytesPool::kMinBytes - 1), 0, 0);
+  pool.give_back(ZeroedBytes(ZeroedBytesPool::kMaxBytes + 1), 0, 0);
   EXPECT_EQ(pool.pooled_bytes(), 0u);
   const uint64_t n = ZeroedBytesPool::kMaxPooledBytes / ZeroedBytesPool::kMaxBytes;
   for (uint64_t i = 0; i <= n; ++i) {
-    pool.give_back(std::vector<std::byte>(ZeroedBytesPool::kMaxBytes), 0, 0);
+    pool.give_back(ZeroedBytes(ZeroedBytesPool::kMaxBytes), 0, 0);
   }
   EXPECT_EQ(pool.pooled_bytes(), n * ZeroedBytesPool::kMaxBytes);
 }
