@@ -528,6 +528,35 @@ void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion co
   });
 }
 
+void RcTransport::deliver_flush(uint32_t rank, uint32_t peer, std::vector<Completion> batch) {
+  if (batch.empty()) return;
+  QueuePair& qp = pair_of(rank, peer);
+  TimeNs at = context_.now();
+  // After every completion of this QP already scheduled, as deliver() orders them.
+  if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
+  qp.last_completion_ns = at;
+  StateDigest what;
+  if (context_.events.digesting()) {
+    // The whole batch, so that pending_digest tells two flushes apart.
+    what.add(peer).add(batch.size());
+    for (const Completion& c : batch) {
+      what.add(c.wr_id).add(static_cast<uint64_t>(c.opcode)).add(static_cast<uint64_t>(c.status));
+      what.add(c.byte_len).add(c.imm_data);
+    }
+  }
+  for (Completion& c : batch) {
+    c.qp = QpHandle{peer + 1};
+    c.peer = peer;
+  }
+  const uint64_t what_value = context_.events.digesting() ? what.value() : 0;
+  context_.events.schedule_at(at, rank, "completion", what_value,
+                              [this, rank, batch = std::move(batch)] {
+    // One poll of the CQ returns them all: the handler takes them in turn,
+    // and what it posts meanwhile meets a QP already in error.
+    for (const Completion& c : batch) hand_over(rank, c);
+  });
+}
+
 void RcTransport::hand_over(uint32_t rank, const Completion& completion, uint64_t cause_seq,
                             uint64_t tag_seq) {
   const uint64_t tag = context_.ledger.take_handler(tag_seq, context_.now());
@@ -573,14 +602,14 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
                   "a queue pair's work requests complete in posting order");
     qp.last_completed_seq = qp.outstanding.back().first;
   }
-  bool first = true;
+  std::vector<Completion> flushed;
+  flushed.reserve(qp.outstanding.size() + qp.recvs.size());
   for (auto& [seq, wr] : qp.outstanding) {
     Completion c;
     c.wr_id = wr.wr_id;
     c.opcode = sender_opcode(wr.opcode);
-    c.status = first ? first_status : CompletionStatus::kWorkRequestFlushed;
-    first = false;
-    deliver(rank, peer, context_.now(), c);
+    c.status = flushed.empty() ? first_status : CompletionStatus::kWorkRequestFlushed;
+    flushed.push_back(c);
   }
   qp.outstanding.clear();
   for (const RecvWorkRequest& r : qp.recvs) {
@@ -588,9 +617,10 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
     c.wr_id = r.wr_id;
     c.opcode = CompletionOpcode::kRecv;
     c.status = CompletionStatus::kWorkRequestFlushed;
-    deliver(rank, peer, context_.now(), c);
+    flushed.push_back(c);
   }
   qp.recvs.clear();
+  deliver_flush(rank, peer, std::move(flushed));
   qp.arrivals.clear();
   if (context_.tracing) {
     context_.trace.instant("rank " + std::to_string(rank), "queue pair error", context_.now(),

@@ -99,6 +99,14 @@ class RcTransport {
   // arrival of (0: none).
   void deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion completion,
                uint64_t cause_seq = 0);
+  // Schedules the completions a QP's error flushed as ONE event, just after
+  // the QP's previous completion: the HCA generates every flushed completion
+  // when the QP enters the error state, so one poll of the CQ finds them all,
+  // in posting order. (One event each would let a model checker interleave
+  // the rank's other events between them: orders a poller never sees apart
+  // from its own choice to stop polling, at a cost of one state per flushed
+  // receive and rank.)
+  void deliver_flush(uint32_t rank, uint32_t peer, std::vector<Completion> batch);
   // Gives a completion to rank's handler now; what the handler posts counts
   // as caused by message `cause_seq` (the trace's flow arrows), and works for
   // the transfer work request `tag_seq` was tagged with (0: none).

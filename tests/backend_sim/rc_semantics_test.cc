@@ -153,6 +153,104 @@ TEST(RcSemantics, BrokenQueuePairFlushesBothEnds) {
   EXPECT_EQ(f.sim().stats(0).rdma_writes, 0u);
 }
 
+// A QP's error flushes its outstanding sends and posted receives as one
+// event (one poll of the CQ returns the batch), after the completions
+// already scheduled and in posting order: the failing request's status
+// first, then the flushed sends, then the flushed receives. What the handler
+// posts meanwhile meets a QP in error.
+TEST(RcSemantics, AQueuePairErrorFlushesItsWorkAsOneBatchInPostingOrder) {
+  SimFixture f(two_nodes());
+  MemoryRegion src = f.region(0, 1 << 20, Access::kNone);
+  MemoryRegion dst = f.region(1, 1 << 20, kRw);
+  MemoryRegion unregistered = src;
+  unregistered.lkey = 0;
+  constexpr uint64_t kReceives = 5;
+  for (uint64_t i = 0; i < kReceives; ++i) ASSERT_TRUE(f.recv(0, 1, src, 0, 100 + i).is_ok());
+  ASSERT_TRUE(f.write(0, 1, src, dst, 1 << 20, 1).is_ok());
+  ASSERT_TRUE(f.write(0, 1, unregistered, dst, 64, 2).is_ok());
+  ASSERT_TRUE(f.write(0, 1, src, dst, 64, 3).is_ok());
+  ASSERT_TRUE(f.write(0, 1, src, dst, 64, 4).is_ok());
+  std::vector<Status> posts_in_batch;
+  f.env(0).nic.set_completion_handler([&f, &posts_in_batch, &dst](const Completion& c) {
+    f.completions(0).push_back({f.sim().now_ns(), c});
+    if (c.status == CompletionStatus::kWorkRequestFlushed) {
+      posts_in_batch.push_back(f.recv(0, 1, dst, 0, 999));
+    }
+  });
+  f.sim().run();
+  // 1 succeeds; 2 fails the NIC's check and moves the QP to error; the
+  // batch flushes 3, 4 and the five receives.
+  const std::vector<Recorded>& got = f.completions(0);
+  ASSERT_EQ(got.size(), 4u + kReceives);
+  EXPECT_EQ(got[0].completion.wr_id, 1u);
+  EXPECT_EQ(got[0].completion.status, CompletionStatus::kSuccess);
+  EXPECT_EQ(got[1].completion.wr_id, 2u);
+  EXPECT_EQ(got[1].completion.status, CompletionStatus::kLocalProtectionError);
+  std::vector<uint64_t> flushed_ids;
+  for (size_t i = 2; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].completion.status, CompletionStatus::kWorkRequestFlushed) << i;
+    EXPECT_EQ(got[i].completion.peer, 1u) << i;
+    EXPECT_EQ(got[i].at_ns, got[2].at_ns) << "one event hands over the batch: " << i;
+    flushed_ids.push_back(got[i].completion.wr_id);
+  }
+  EXPECT_GT(got[2].at_ns, got[1].at_ns);
+  EXPECT_EQ(flushed_ids, (std::vector<uint64_t>{3, 4, 100, 101, 102, 103, 104}));
+  EXPECT_EQ(got[2].completion.opcode, CompletionOpcode::kRdmaWrite);
+  EXPECT_EQ(got.back().completion.opcode, CompletionOpcode::kRecv);
+  ASSERT_EQ(posts_in_batch.size(), 2u + kReceives);
+  for (const Status& s : posts_in_batch) EXPECT_EQ(s.code(), StatusCode::kQpError) << s.to_string();
+}
+
+// Without outstanding sends, the first flushed receive is just flushed; a
+// break flushes both ends, each as one event of its own rank.
+TEST(RcSemantics, ABrokenPairFlushesEachEndsReceivesAsOneEvent) {
+  SimFixture f(two_nodes());
+  MemoryRegion a = f.region(0, 4096, kRw);
+  MemoryRegion b = f.region(1, 4096, kRw);
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(f.recv(0, 1, a, 64, 10 + i).is_ok());
+  for (uint64_t i = 0; i < 4; ++i) ASSERT_TRUE(f.recv(1, 0, b, 64, 20 + i).is_ok());
+  f.sim().run();
+  const uint64_t before = f.sim().events_processed();
+  f.sim().break_queue_pair(0, 1);
+  f.sim().run();
+  EXPECT_EQ(f.sim().events_processed() - before, 2u);
+  ASSERT_EQ(f.completions(0).size(), 3u);
+  ASSERT_EQ(f.completions(1).size(), 4u);
+  for (RankId r : {0u, 1u}) {
+    for (size_t i = 0; i < f.completions(r).size(); ++i) {
+      const Completion& c = f.completions(r)[i].completion;
+      EXPECT_EQ(c.wr_id, (r == 0 ? 10u : 20u) + i);
+      EXPECT_EQ(c.status, CompletionStatus::kWorkRequestFlushed);
+      EXPECT_EQ(c.opcode, CompletionOpcode::kRecv);
+      EXPECT_EQ(f.completions(r)[i].at_ns, f.completions(r)[0].at_ns);
+    }
+  }
+}
+
+// A crashed peer fails the first outstanding request with the error its
+// retries ran into; the batch flushes the rest behind it.
+TEST(RcSemantics, ACrashedPeersBatchStartsWithTheRetryError) {
+  SimFixture f(two_nodes());
+  MemoryRegion src = f.region(0, 1 << 20, Access::kNone);
+  MemoryRegion dst = f.region(1, 1 << 20, kRw);
+  ASSERT_TRUE(f.recv(0, 1, src, 0, 7).is_ok());
+  for (uint64_t id = 1; id <= 3; ++id) ASSERT_TRUE(f.write(0, 1, src, dst, 1 << 20, id).is_ok());
+  f.sim().run_until(f.sim().now_ns() + 1000);
+  f.sim().crash_rank(1);
+  f.sim().run();
+  const std::vector<Recorded>& got = f.completions(0);
+  ASSERT_EQ(got.size(), 4u);
+  const std::vector<CompletionStatus> statuses = {
+      CompletionStatus::kRetryExceeded, CompletionStatus::kWorkRequestFlushed,
+      CompletionStatus::kWorkRequestFlushed, CompletionStatus::kWorkRequestFlushed};
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].completion.wr_id, i < 3 ? i + 1 : 7u) << i;
+    EXPECT_EQ(got[i].completion.status, statuses[i]) << i;
+    EXPECT_EQ(got[i].at_ns, got[0].at_ns) << i;
+  }
+  EXPECT_TRUE(f.completions(1).empty());
+}
+
 // A queue pair's requests complete in posting order, errors included: a
 // request the NIC cannot read (here an lkey that names no region) while the
 // one ahead of it is still on its way completes after that one, and nothing

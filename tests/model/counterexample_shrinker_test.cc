@@ -28,13 +28,14 @@ struct Found {
   CheckReport report;
 };
 
-Found find_bug(PlantedBug bug, CheckStrategy strategy, std::vector<FaultKind> faults = {}) {
+Found find_bug(PlantedBug bug, CheckStrategy strategy, std::vector<FaultKind> faults = {},
+               uint64_t seed = 5) {
   Found f;
   Scenario s = load_scenario_file(kScenario);
   tf_verbs::options_of(s.protocol.options).planted_bug = bug;
   f.options.strategy = strategy;
   f.options.max_schedules = 300;
-  f.options.seed = 5;
+  f.options.seed = seed;
   f.options.faults = std::move(faults);
   f.report = check(s, f.options);
   f.scenario = model_scenario(s);
@@ -103,10 +104,16 @@ TEST(CounterexampleShrinker, IsDeterministic) {
   EXPECT_EQ(a.replays, b.replays);
 }
 
+// Seed 8's walk finds destroy_response_early in an order that needs
+// deviations from the default one (seed 5's walk, since a QP's flush is one
+// event, shrinks to the default order itself, in 2 replays).
+constexpr uint64_t kSeedNeedingDeviations = 8;
+
 // A bug that needs deviations from the default order: ddmin leaves a
 // schedule none of whose deviations can go (1-minimal).
 TEST(CounterexampleShrinker, LeavesNoDeviationThatCanGo) {
-  const Found f = find_bug(PlantedBug::kDestroyResponseEarly, CheckStrategy::kRandom);
+  const Found f = find_bug(PlantedBug::kDestroyResponseEarly, CheckStrategy::kRandom, {},
+                           kSeedNeedingDeviations);
   ASSERT_TRUE(f.report.counterexample);
   const ShrinkResult r = shrink(f);
   ASSERT_LT(r.replays, 400u);  // finished, not stopped by the budget
@@ -130,7 +137,8 @@ TEST(CounterexampleShrinker, LeavesNoDeviationThatCanGo) {
 }
 
 TEST(CounterexampleShrinker, StopsAtItsReplayBudget) {
-  const Found f = find_bug(PlantedBug::kDestroyResponseEarly, CheckStrategy::kRandom);
+  const Found f = find_bug(PlantedBug::kDestroyResponseEarly, CheckStrategy::kRandom, {},
+                           kSeedNeedingDeviations);
   ASSERT_TRUE(f.report.counterexample);
   const ShrinkResult full = shrink(f);
   ASSERT_GT(full.replays, 3u);
