@@ -184,6 +184,24 @@ TEST(ResultsJson, TextIsStableAndKeepsFieldOrder) {
   EXPECT_LT(a.find("\"steps\""), a.find("\"per_rank\""));
 }
 
+TEST(ResultsJson, TextHoldsTheDocumentWithEachTensorRecordOnOneLine) {
+  const RunReport r = sample_report();
+  const std::string text = results_json_text(r);
+  EXPECT_EQ(nlohmann::ordered_json::parse(text), results_json(r));
+  // The top levels a member per line; a step's per-tensor records one per line.
+  EXPECT_NE(text.find("\n  \"schema_version\": 1,\n"), std::string::npos);
+  const auto parsed = nlohmann::ordered_json::parse(text);
+  const auto& records = parsed.at("steps").at(0).at("per_tensor");
+  ASSERT_FALSE(records.empty());
+  for (const auto& record : records) {
+    const std::string line = "\n        " + record.dump();
+    const size_t at = text.find(line);
+    ASSERT_NE(at, std::string::npos) << record.dump();
+    const char after = text[at + line.size()];
+    EXPECT_TRUE(after == ',' || after == '\n') << record.dump();
+  }
+}
+
 TEST(ResultsJson, InvalidUtf8InAProblemIsReplacedNotThrown) {
   RunReport r = sample_report();
   r.problems = {safety_problem(std::string("tensor '\xff\xfe' failed"))};
