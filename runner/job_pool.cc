@@ -33,17 +33,35 @@ void JobPool::run(Job& job) {
   }
 }
 
+// While a worker runs `job`, this thread runs the jobs queued next rather
+// than sleep: with one worker, sleeping made the two threads take turns (the
+// worker had always started the job waited for next), so --jobs 2 ran no
+// faster than one thread.
 void JobPool::wait(const std::shared_ptr<Job>& job) {
   std::unique_lock lock(mutex_);
-  if (job->state == Job::State::kQueued) {
-    job->state = Job::State::kRunning;
+  while (job->state != Job::State::kDone) {
+    std::shared_ptr<Job> next = job->state == Job::State::kQueued ? job : take_queued();
+    if (!next) {
+      done_.wait(lock, [&job] { return job->state == Job::State::kDone; });
+      break;
+    }
+    next->state = Job::State::kRunning;
     lock.unlock();
-    run(*job);
+    run(*next);
     lock.lock();
-    job->state = Job::State::kDone;
+    next->state = Job::State::kDone;
+    done_.notify_all();
   }
-  done_.wait(lock, [&job] { return job->state == Job::State::kDone; });
   if (job->error) std::rethrow_exception(job->error);
+}
+
+std::shared_ptr<JobPool::Job> JobPool::take_queued() {
+  while (!queue_.empty()) {
+    std::shared_ptr<Job> next = std::move(queue_.front());
+    queue_.pop_front();
+    if (next->state == Job::State::kQueued) return next;  // else taken by wait()
+  }
+  return nullptr;
 }
 
 void JobPool::work_loop() {
@@ -51,9 +69,8 @@ void JobPool::work_loop() {
   while (true) {
     queued_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
-    std::shared_ptr<Job> job = std::move(queue_.front());
-    queue_.pop_front();
-    if (job->state != Job::State::kQueued) continue;  // taken by wait()
+    std::shared_ptr<Job> job = take_queued();
+    if (!job) continue;
     job->state = Job::State::kRunning;
     lock.unlock();
     run(*job);

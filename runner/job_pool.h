@@ -36,11 +36,15 @@ class JobPool {
   // started (which stay valid: wait() runs them).
   void queue(std::vector<std::shared_ptr<Job>> jobs);
   // Returns once `job` has run (rethrowing what its work threw): here, when
-  // no worker has started it.
+  // no worker has started it; while a worker runs it, this thread runs the
+  // jobs queued next.
   void wait(const std::shared_ptr<Job>& job);
 
  private:
   void work_loop();
+  // The first queued job no thread has started, taken off the queue (the
+  // lock held); null when there is none.
+  std::shared_ptr<Job> take_queued();
   static void run(Job& job);
 
   std::mutex mutex_;
