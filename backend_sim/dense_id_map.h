@@ -30,9 +30,11 @@ class DenseIdMap {
   T& insert(uint64_t id, T value) {
     const uint64_t c = id >> kChunkBits;
     if (c >= chunks_.size()) chunks_.resize(c + 1);
+    TW_ASSERT_HOT_MSG(c >= newest_chunk_, "ids are handed out in increasing order");
     if (c > newest_chunk_) {
       // Moving on: the old newest chunk goes if nothing in it is live.
-      if (chunks_[newest_chunk_] && chunks_[newest_chunk_]->live == 0) chunks_[newest_chunk_].reset();
+      std::unique_ptr<Chunk>& old = chunks_[newest_chunk_];
+      if (old && old->live == 0) old.reset();
       newest_chunk_ = c;
     }
     if (!chunks_[c]) chunks_[c] = std::make_unique<Chunk>();
@@ -65,6 +67,12 @@ class DenseIdMap {
     return true;
   }
   size_t size() const { return size_; }
+  // Chunks allocated now (for tests: memory follows what is live).
+  size_t chunks_held() const {
+    size_t held = 0;
+    for (const auto& chunk : chunks_) held += chunk ? 1 : 0;
+    return held;
+  }
 
  private:
   struct Chunk {

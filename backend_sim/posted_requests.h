@@ -24,7 +24,8 @@ class PostedRequests {
 
   // `seq` is newer than every request held: sequence numbers only grow.
   void emplace(uint64_t seq, const SendWorkRequest& wr) {
-    TW_ASSERT_HOT_MSG(entries_.empty() || entries_.back().first < seq, "requests are posted in sequence order");
+    TW_ASSERT_HOT_MSG(entries_.empty() || entries_.back().first < seq,
+                      "requests are posted in sequence order");
     entries_.emplace_back(seq, wr);
   }
   // The oldest (a completion) and the newest (a request going on the wire
@@ -33,16 +34,16 @@ class PostedRequests {
     if (entries_.empty()) return entries_.end();
     if (entries_.front().first == seq) return entries_.begin();
     if (entries_.back().first == seq) return std::prev(entries_.end());
-    auto it = lower_bound(seq);
+    auto it = lower_bound(entries_.begin(), entries_.end(), seq);
     return it != entries_.end() && it->first == seq ? it : entries_.end();
   }
   size_t count(uint64_t seq) const {
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), seq,
-                               [](const Entry& e, uint64_t s) { return e.first < s; });
+    auto it = lower_bound(entries_.begin(), entries_.end(), seq);
     return it != entries_.end() && it->first == seq ? 1 : 0;
   }
   // Completions come in posting order, so this is nearly always the oldest.
   void erase(iterator it) {
+    TW_ASSERT_HOT_MSG(it != entries_.end(), "an erased request is held");
     if (it == entries_.begin()) {
       entries_.pop_front();
     } else {
@@ -60,8 +61,9 @@ class PostedRequests {
   const Entry& back() const { return entries_.back(); }
 
  private:
-  iterator lower_bound(uint64_t seq) {
-    return std::lower_bound(entries_.begin(), entries_.end(), seq,
+  template <typename It>
+  static It lower_bound(It first, It last, uint64_t seq) {
+    return std::lower_bound(first, last, seq,
                             [](const Entry& e, uint64_t s) { return e.first < s; });
   }
   std::deque<Entry> entries_;

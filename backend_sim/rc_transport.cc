@@ -531,10 +531,10 @@ void RcTransport::deliver(uint32_t rank, uint32_t peer, TimeNs at, Completion co
 void RcTransport::deliver_flush(uint32_t rank, uint32_t peer, std::vector<Completion> batch) {
   if (batch.empty()) return;
   QueuePair& qp = pair_of(rank, peer);
-  TimeNs at = context_.now();
+  TimeNs at_ns = context_.now();
   // After every completion of this QP already scheduled, as deliver() orders them.
-  if (qp.last_completion_ns >= at) at = qp.last_completion_ns + 1;
-  qp.last_completion_ns = at;
+  if (qp.last_completion_ns >= at_ns) at_ns = qp.last_completion_ns + 1;
+  qp.last_completion_ns = at_ns;
   StateDigest what;
   if (context_.events.digesting()) {
     // The whole batch, so that pending_digest tells two flushes apart.
@@ -549,7 +549,7 @@ void RcTransport::deliver_flush(uint32_t rank, uint32_t peer, std::vector<Comple
     c.peer = peer;
   }
   const uint64_t what_value = context_.events.digesting() ? what.value() : 0;
-  context_.events.schedule_at(at, rank, "completion", what_value,
+  context_.events.schedule_at(at_ns, rank, "completion", what_value,
                               [this, rank, batch = std::move(batch)] {
     // One poll of the CQ returns them all: the handler takes them in turn,
     // and what it posts meanwhile meets a QP already in error.
@@ -610,6 +610,7 @@ void RcTransport::enter_error(uint32_t rank, uint32_t peer, CompletionStatus fir
     c.opcode = sender_opcode(wr.opcode);
     c.status = flushed.empty() ? first_status : CompletionStatus::kWorkRequestFlushed;
     flushed.push_back(c);
+    context_.ledger.on_flushed(seq);
   }
   qp.outstanding.clear();
   for (const RecvWorkRequest& r : qp.recvs) {

@@ -31,8 +31,10 @@ TimerId SimClock::schedule_after(TimeNs delay_ns, std::function<void()> callback
 // timer that fired (or was cancelled) has a slot whose sequence moved on, so
 // cancelling it again is a no-op.
 TimerId SimClock::timer_id(EventId id) {
-  TW_ASSERT_MSG(id.sequence < (uint64_t{1} << kSequenceBits) && id.slot < (uint64_t{1} << (64 - kSequenceBits)),
-                "a timer's event fits its id");
+  TW_ASSERT_MSG(id.sequence < (uint64_t{1} << kSequenceBits),
+                "a timer's id holds its event's sequence: at most 2^40 events in a run");
+  TW_ASSERT_MSG(id.slot < (uint64_t{1} << (64 - kSequenceBits)),
+                "a timer's id holds its event's slot: at most 2^24 event slots in use at once");
   return TimerId{(uint64_t{id.slot} << kSequenceBits) | id.sequence};
 }
 

@@ -1,7 +1,6 @@
 // A rank's clock: simulated time, timers as events on the one queue.
 #pragma once
 
-
 #include "backend_sim/sim_context.h"
 #include "core/clock.h"
 
@@ -24,8 +23,10 @@ class SimClock final : public Clock {
 
  private:
   // A timer id holds its event's sequence in the low bits and its slot above:
-  // 2^40 events (over a day of simulation at ten million a second) and
-  // 2^24 events pending at once.
+  // 2^40 events in a run (over a day at ten million a second) and 2^24 event
+  // slots in use at once (events pending, and cancelled ones not yet dropped
+  // from the queue); past either, scheduling a timer stops the run with an
+  // assertion naming the limit.
   static constexpr int kSequenceBits = 40;
   static TimerId timer_id(EventId id);
 

@@ -233,8 +233,10 @@ void SimMemorySpace::preserve_held(uint64_t addr, uint64_t length) {
   // Only the reads still in place: in a timing-only run every held read is a
   // control message, copied at once, and a parameter server holds thousands.
   for (size_t i = 0; i < in_place_.size();) {
-    HeldRead& h = held_.at(in_place_[i]);
-    TW_ASSERT(!h.copied);
+    auto it = held_.find(in_place_[i]);
+    TW_ASSERT_MSG(it != held_.end() && !it->second.copied,
+                  "a read listed in place is held, in place");
+    HeldRead& h = it->second;
     if (h.addr >= addr + length || addr >= h.addr + h.length) {
       ++i;
       continue;
@@ -305,7 +307,13 @@ bool SimMemorySpace::materialize(Allocation& a) {
   TW_ASSERT(a.bytes.empty() && !context_.options.payload);
   a.bytes = ZeroedBytesPool::local().take(a.buffer.length);
   add_payload_bytes(a.buffer.length);
-  mark_written(a, 0, a.buffer.length);
+  // The bytes changed (there are some now) but are all zero: nothing for the
+  // pool to zero again. Marking the whole range written made every free and
+  // the teardown zero whole rings, touching the pages calloc had left alone.
+  digest_.invalidate();
+  if (context_.events.digesting() && context_.options.state_digests) {
+    track_written(a, 0, a.buffer.length);
+  }
   return true;
 }
 

@@ -53,6 +53,14 @@ uint64_t TransferLedger::take_handler(uint64_t seq, TimeNs now_ns) {
   return tag;
 }
 
+void TransferLedger::on_flushed(uint64_t seq) {
+  if (!enabled_) return;
+  InFlight* f = in_flight_.find(seq);
+  if (f == nullptr) return;
+  TW_ASSERT_MSG(f->handlers_left > 0, "a flushed request still has its sender's completion to come");
+  if (!f->landed || --f->handlers_left == 0) in_flight_.erase(seq);
+}
+
 void TransferLedger::add_copy(uint64_t tag, uint32_t rank, TimeNs submitted_ns, TimeNs start_ns,
                               TimeNs end_ns) {
   if (!enabled_) return;

@@ -50,6 +50,13 @@ class TransferLedger {
   uint64_t take_handler(uint64_t seq, TimeNs now_ns);
   // A copy on `rank` submitted at `submitted_ns` that runs [start_ns, end_ns).
   void add_copy(uint64_t tag, uint32_t rank, TimeNs submitted_ns, TimeNs start_ns, TimeNs end_ns);
+  // Work request `seq` was flushed: its sender's completion is handed over
+  // under no transfer, and if it never landed no receiver's completion will
+  // come either. Its record goes once nothing is left to take it (kept, a
+  // flushed request's record held its DenseIdMap chunk for the whole run);
+  // it is not closed, so a flushed request's intervals count for nothing,
+  // as before.
+  void on_flushed(uint64_t seq);
   // Transfer `tag`'s Recv is done: what is posted under it from now on is
   // no transfer's.
   void on_transfer_done(uint64_t tag);

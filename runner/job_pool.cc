@@ -1,5 +1,7 @@
 #include "runner/job_pool.h"
 
+#include "core/assert.h"
+
 namespace tensorwire {
 
 JobPool::JobPool(uint32_t threads) {
@@ -45,6 +47,7 @@ void JobPool::wait(const std::shared_ptr<Job>& job) {
       done_.wait(lock, [&job] { return job->state == Job::State::kDone; });
       break;
     }
+    TW_ASSERT(next->state == Job::State::kQueued);
     next->state = Job::State::kRunning;
     lock.unlock();
     run(*next);

@@ -543,6 +543,9 @@ class WorkloadDriver::Impl {
   uint64_t seed_;
   std::vector<RankEnv> envs_;
   std::vector<Rendezvous*> rdv_;
+  // Entries are never erased (release_memory only marks them not live): a
+  // pending SendDone holds a pointer to its source's entry, and an
+  // unordered_map's elements stay put as it grows.
   std::unordered_map<SourceKey, SourceState, SourceKey::Hash> sources_;
   std::vector<std::byte> piece_;  // one piece of a tensor being filled, checked or scribbled over
   // Sources still busy with a Send when the same tensor was sent again (freed at the end).

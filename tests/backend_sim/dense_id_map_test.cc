@@ -54,15 +54,21 @@ TEST(DenseIdMap, FindsEraseAndSizeAgreeWithAnOrderedMapOverRandomOperations) {
 TEST(DenseIdMap, AnEmptiedChunkIsFreedAndAReusedOneStartsEmpty) {
   DenseIdMap<int, 2> map;  // four ids per chunk
   for (uint64_t id = 0; id < 12; ++id) map.insert(id, static_cast<int>(id));
+  EXPECT_EQ(map.chunks_held(), 3u);
   for (uint64_t id = 0; id < 8; ++id) EXPECT_TRUE(map.erase(id));
+  EXPECT_EQ(map.chunks_held(), 1u) << "the two emptied chunks are freed";
   EXPECT_EQ(map.size(), 4u);
   for (uint64_t id = 0; id < 8; ++id) EXPECT_EQ(map.find(id), nullptr);
   for (uint64_t id = 8; id < 12; ++id) EXPECT_TRUE(map.erase(id));
   EXPECT_EQ(map.size(), 0u);
+  EXPECT_EQ(map.chunks_held(), 1u) << "the newest chunk stays for the next id";
   // The newest chunk stayed for the next insert; an id far above works too.
   map.insert(12, 12);
+  EXPECT_EQ(map.chunks_held(), 1u);
+  EXPECT_TRUE(map.erase(12));
   map.insert(1000, 1000);
-  EXPECT_EQ(*map.find(12), 12);
+  EXPECT_EQ(map.chunks_held(), 1u) << "moving on frees the old newest chunk once empty";
+  EXPECT_EQ(map.find(12), nullptr);
   EXPECT_EQ(*map.find(1000), 1000);
   EXPECT_EQ(map.find(999), nullptr);
   EXPECT_EQ(map.find(uint64_t{1} << 40), nullptr);

@@ -282,6 +282,32 @@ TEST(SimClock, TimersFireAtTheirTimeAndCancelWorks) {
   clock.cancel(cancelled);  // after firing time: no-op
 }
 
+// A timer's id names its event's slot and sequence: once it fired, its slot
+// serves a later timer, and cancelling the first (again) leaves that one alone.
+TEST(SimClock, CancellingAFiredTimerSparesTheTimerThatReusedItsSlot) {
+  Cluster c;
+  SimFixture f(c);
+  Clock& clock = f.env(0).clock;
+  std::vector<std::string> fired;
+  const TimerId first = clock.schedule_after(100, [&] { fired.push_back("first"); });
+  f.sim().run();
+  const TimerId second = clock.schedule_after(100, [&] { fired.push_back("second"); });
+  EXPECT_NE(first.value, second.value);
+  clock.cancel(first);
+  f.sim().run();
+  EXPECT_EQ(fired, (std::vector<std::string>{"first", "second"}));
+  // Cancelled, then its slot reused: cancelling it again spares the new one.
+  const TimerId third = clock.schedule_after(100, [&] { fired.push_back("third"); });
+  clock.cancel(third);
+  f.sim().run();
+  const TimerId fourth = clock.schedule_after(100, [&] { fired.push_back("fourth"); });
+  clock.cancel(third);
+  clock.cancel(TimerId{});  // no timer: a no-op
+  f.sim().run();
+  EXPECT_EQ(fired, (std::vector<std::string>{"first", "second", "fourth"}));
+  clock.cancel(fourth);  // fired: a no-op
+}
+
 TEST(Simulator, RunUntilStopsAtTheGivenTime) {
   Cluster c;
   SimFixture f(c);

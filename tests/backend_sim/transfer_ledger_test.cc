@@ -3,6 +3,7 @@
 // a timer, and work outside any transfer.
 #include <gtest/gtest.h>
 
+#include "backend_sim/transfer_ledger.h"
 #include "core/transfer_attribution.h"
 #include "tests/backend_sim/sim_fixture.h"
 
@@ -163,6 +164,37 @@ TEST(TransferLedger, TagsNameStepAndTransfer) {
   EXPECT_EQ(tag_step_index(transfer_tag(7, 3)), 7u);
   EXPECT_EQ(tag_transfer_index(transfer_tag(7, 3)), 3u);
   EXPECT_NE(transfer_tag(1, 0), transfer_tag(0, 1));
+}
+
+}  // namespace
+}  // namespace tensorwire::sim::testing
+
+namespace tensorwire::sim::testing {
+namespace {
+
+SendWorkRequest send_of(uint32_t bytes) {
+  SendWorkRequest wr;
+  wr.opcode = WorkOpcode::kSend;  // completes at both ends
+  wr.local.length = bytes;
+  return wr;
+}
+
+// A flushed request's record goes once nothing is left to take it: at the
+// flush when it never landed (no receiver's completion will come), with the
+// receiver's completion when it had.
+TEST(TransferLedger, AFlushedRequestsRecordGoesWithItsLastCompletion) {
+  TransferLedger ledger;
+  ledger.on_posted(1, /*tag=*/7, 0, 1, send_of(64), 100);
+  ledger.on_flushed(1);
+  EXPECT_EQ(ledger.take_handler(1, 200), 0u) << "never landed: gone at the flush";
+
+  ledger.on_posted(2, /*tag=*/8, 0, 1, send_of(64), 300);
+  ledger.on_landed(2, 400);
+  ledger.on_flushed(2);
+  EXPECT_EQ(ledger.take_handler(2, 500), 8u) << "landed: the receiver's completion still takes it";
+  EXPECT_EQ(ledger.take_handler(2, 600), 0u) << "and then it is gone";
+
+  ledger.on_flushed(3);  // unknown: nothing to do
 }
 
 }  // namespace
