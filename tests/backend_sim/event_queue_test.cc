@@ -268,6 +268,60 @@ TEST(EventQueue, SchedulerPicksAmongSameTimeEventsOnly) {
   EXPECT_EQ(s->offered, 3u);
 }
 
+// A scheduler that, at its first choice, cancels every other ready event:
+// those go back to the heap dead, and past 1024 of them the queue drops them
+// all at once (drop_cancelled) and rebuilds its heap.
+class CancelOthersOnce final : public Scheduler {
+ public:
+  explicit CancelOthersOnce(EventQueue& q) : q_(q) {}
+  size_t pick(std::span<const ReadyEvent> ready) override {
+    if (!done_) {
+      done_ = true;
+      for (EventId id : to_cancel) q_.cancel(id);
+    }
+    (void)ready;
+    return 0;
+  }
+  std::vector<EventId> to_cancel;
+
+ private:
+  EventQueue& q_;
+  bool done_ = false;
+};
+
+TEST(EventQueue, ManyDeadReadyEventsAreDroppedTogetherAndTheRestRunInOrder) {
+  EventQueue q;
+  auto sched = std::make_unique<CancelOthersOnce>(q);
+  CancelOthersOnce* s = sched.get();
+  q.set_scheduler(std::move(sched));
+  std::vector<int> ran;
+  std::vector<EventId> cancelled;
+  for (int i = 0; i < 1500; ++i) {
+    const EventId id = q.schedule_at(10, 0, "t", [&ran, i] { ran.push_back(i); });
+    if (i > 0) cancelled.push_back(id);
+  }
+  s->to_cancel = cancelled;
+  // Later events, some scheduled by the first: the first of them finds the
+  // heap holding 1,499 dead entries and drops them.
+  for (int i = 0; i < 40; ++i) q.schedule_at(20 + i % 7, 0, "t", [&ran, i] { ran.push_back(10000 + i); });
+  ASSERT_TRUE(q.run_next());
+  q.schedule_at(25, 0, "t", [&ran] { ran.push_back(99999); });
+  while (q.run_next()) {
+  }
+  for (EventId id : cancelled) EXPECT_FALSE(q.is_pending(id));
+  // Event 0, then the later ones by (time, sequence): times 20..26, each
+  // time in scheduling order, the one scheduled last at 25 after the others there.
+  std::vector<int> expected{0};
+  for (int t = 20; t <= 26; ++t) {
+    for (int i = 0; i < 40; ++i) {
+      if (20 + i % 7 == t) expected.push_back(10000 + i);
+    }
+    if (t == 25) expected.push_back(99999);
+  }
+  EXPECT_EQ(ran, expected);
+  EXPECT_EQ(q.processed(), expected.size());
+}
+
 TEST(SimClock, TimersFireAtTheirTimeAndCancelWorks) {
   Cluster c;
   SimFixture f(c);
