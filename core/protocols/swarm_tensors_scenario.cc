@@ -63,13 +63,16 @@ void write_changes(SwarmDraw& d, uint32_t steps, uint32_t index, std::ostream& t
 
 }  // namespace
 
+std::string draw_channels(SwarmDraw& d) { return d.one_in(4) ? "channels = \"all\"\n" : ""; }
+
 std::string draw_tensors_swarm_scenario(SwarmDraw& d, const SwarmProtocolTables& protocol) {
   const auto nodes = static_cast<uint32_t>(d.up_to_sized(2, kMaxNodes));
   const auto gpus = static_cast<uint32_t>(d.between(0, 2));
   const auto steps = static_cast<uint32_t>(d.up_to_sized(1, kMaxSteps));
   const auto count = static_cast<uint32_t>(d.up_to_sized(1, 4));
+  std::ostringstream head;
+  write_head(d, nodes, gpus, protocol, head);
   std::ostringstream t;
-  write_head(d, nodes, gpus, protocol, t);
   t << "[workload]\nkind = \"tensors\"\nsteps = " << steps << "\n";
   std::ostringstream changes;
   for (uint32_t i = 0; i < count; ++i) {
@@ -77,7 +80,11 @@ std::string draw_tensors_swarm_scenario(SwarmDraw& d, const SwarmProtocolTables&
     write_changes(d, steps, i, changes);
   }
   t << changes.str();
-  return t.str();
+  // Drawn after everything else, so that the draws above (and every scenario
+  // drawn before this key existed) stay as they were; written at the end of
+  // the protocol's own table, which the head ends with.
+  head << draw_channels(d);
+  return head.str() + t.str();
 }
 
 }  // namespace tensorwire

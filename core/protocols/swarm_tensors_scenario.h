@@ -1,6 +1,7 @@
 // The small `[workload] kind = "tensors"` scenarios that point-to-point
 // protocols draw for `tensorwire check --swarm`: one drawing, shared, with
-// each protocol writing only its own `[protocol]` tables.
+// each protocol writing only its own `[protocol]` tables (the head of the
+// scenario ends with the protocol's own table, where a drawn `channels` goes).
 #pragma once
 
 #include <functional>
@@ -23,5 +24,10 @@ using SwarmProtocolTables = std::function<void(SwarmDraw&, std::ostream&)>;
 // tensors' draws come last, each tensor's in a fixed number, so that fewer
 // tensors or steps leave the other draws as they were (shrinking).
 std::string draw_tensors_swarm_scenario(SwarmDraw& draw, const SwarmProtocolTables& protocol);
+
+// The protocol's `channels` key (core/channel_peers.h), drawn: usually left
+// out (a channel to each rank the workload pairs with), sometimes a channel
+// to every rank. A line for the end of the protocol's own table.
+std::string draw_channels(SwarmDraw& draw);
 
 }  // namespace tensorwire

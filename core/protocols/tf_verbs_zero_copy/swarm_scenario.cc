@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/assert.h"
+#include "core/protocols/swarm_tensors_scenario.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_memory_mgr.h"
 
 namespace tensorwire::tf_verbs {
@@ -182,10 +183,11 @@ std::string draw_scenario(SwarmDraw& d) {
   const auto gpus = static_cast<uint32_t>(d.between(0, 2));
   const auto steps = static_cast<uint32_t>(d.up_to_sized(1, kMaxSteps));
   const auto count = static_cast<uint32_t>(d.up_to_sized(1, 5));
+  std::ostringstream head;
+  head << "seed = " << d.between(1, 1u << 30) << "\n";
+  write_cluster(d, nodes, gpus, head);
+  write_protocol(d, head);
   std::ostringstream t;
-  t << "seed = " << d.between(1, 1u << 30) << "\n";
-  write_cluster(d, nodes, gpus, t);
-  write_protocol(d, t);
   t << "[workload]\nkind = \"tensors\"\nsteps = " << steps << "\n";
   if (d.one_in(4)) t << "compute = \"" << d.between(1, 5) << "us\"\n";
   std::ostringstream changes;
@@ -195,7 +197,10 @@ std::string draw_scenario(SwarmDraw& d) {
     write_changes(d, steps, i, x, changes);
   }
   t << changes.str();
-  return t.str();
+  // Last of the draws (the others stay as they were), at the end of the
+  // protocol's table.
+  head << draw_channels(d);
+  return head.str() + t.str();
 }
 
 }  // namespace
