@@ -104,20 +104,16 @@ inline void EventQueue::sift_down(size_t pos) {
   place(pos, e);
 }
 
-inline void EventQueue::heap_push(const HeapEntry& e) {
-  heap_.push_back(e);
-  sift_up(heap_.size() - 1);
-}
-
-// heap_push for a new event: the entry's place is found first (its parents
-// move down into the hole), then its fields are written there.
+// The entry's place is found first (its parents move down into the hole),
+// then its fields are written there: no whole entry built elsewhere and
+// copied in.
 inline void EventQueue::heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t slot) {
   size_t pos = heap_.size();
   heap_.emplace_back();
   while (pos > 0) {
     const size_t parent = (pos - 1) / kHeapArity;
     const HeapEntry& p = heap_[parent];
-    if (key_of(p) < ((static_cast<Key>(static_cast<uint64_t>(at_ns)) << 64) | sequence)) break;
+    if (key_of(p) < key_of(at_ns, sequence)) break;
     place(pos, p);
     pos = parent;
   }
@@ -289,7 +285,7 @@ bool EventQueue::run_next() {
       HeapEntry e;
       if (!pop_live(e)) break;
       if (e.at_ns != first.at_ns) {
-        heap_push(e);
+        heap_insert(e.at_ns, e.sequence, e.slot);
         break;
       }
       ready_.push_back(e);
@@ -310,7 +306,7 @@ bool EventQueue::run_next() {
     if (pick >= ready_.size()) pick = 0;
     for (size_t i = 0; i < ready_.size(); ++i) {
       if (i == pick && !again) continue;
-      heap_push(ready_[i]);
+      heap_insert(ready_[i].at_ns, ready_[i].sequence, ready_[i].slot);
     }
     if (again) continue;
     TW_ASSERT_HOT(ready_info_[pick].at_ns == now_ns_);
@@ -346,7 +342,8 @@ bool EventQueue::next_time(TimeNs& at_ns) {
 void EventQueue::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
   // The scheduler path gathers ready events from the heap alone.
   while (!now_fifo_empty()) {
-    heap_push(pop_now_fifo());
+    const HeapEntry e = pop_now_fifo();
+    heap_insert(e.at_ns, e.sequence, e.slot);
   }
   scheduler_ = std::move(scheduler);
 }

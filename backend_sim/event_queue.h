@@ -164,9 +164,10 @@ class EventQueue {
   // sequence, were mispredicted about half the time. Times are never
   // negative (the queue starts at 0 and never goes back).
   __extension__ using Key = unsigned __int128;
-  static Key key_of(const HeapEntry& e) {
-    return (static_cast<Key>(static_cast<uint64_t>(e.at_ns)) << 64) | e.sequence;
+  static Key key_of(TimeNs at_ns, uint64_t sequence) {
+    return (static_cast<Key>(static_cast<uint64_t>(at_ns)) << 64) | sequence;
   }
+  static Key key_of(const HeapEntry& e) { return key_of(e.at_ns, e.sequence); }
   static bool later(const HeapEntry& a, const HeapEntry& b) { return key_of(a) > key_of(b); }
   void drop_cancelled();
   void pop_heap_top();
@@ -179,7 +180,6 @@ class EventQueue {
   void place(size_t pos, const HeapEntry& e);
   void sift_up(size_t pos);
   void sift_down(size_t pos);
-  void heap_push(const HeapEntry& e);
   void heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t slot);
   void heap_remove(size_t pos);
   bool now_fifo_empty() const { return now_head_ == now_fifo_.size(); }

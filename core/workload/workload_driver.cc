@@ -163,13 +163,14 @@ class WorkloadDriver::Impl {
     schedule_phase(0, 0);
   }
 
-  // The entries of a source map in key order: what is freed and digested
-  // does not depend on the hash table's layout.
-  template <typename Map>
-  static std::vector<const typename Map::value_type*> in_key_order(const Map& map) {
-    std::vector<const typename Map::value_type*> entries;
+  // The sources in key order: what is freed and digested does not depend on
+  // the hash table's layout.
+  using SourceEntry = std::pair<const SourceKey, SourceState>;
+  static std::vector<const SourceEntry*> in_key_order(
+      const std::unordered_map<SourceKey, SourceState, SourceKey::Hash>& map) {
+    std::vector<const SourceEntry*> entries;
     entries.reserve(map.size());
-    for (const auto& entry : map) entries.push_back(&entry);
+    for (const SourceEntry& entry : map) entries.push_back(&entry);
     std::sort(entries.begin(), entries.end(),
               [](const auto* a, const auto* b) { return a->first < b->first; });
     return entries;

@@ -153,6 +153,18 @@ TEST(RcSemantics, BrokenQueuePairFlushesBothEnds) {
   EXPECT_EQ(f.sim().stats(0).rdma_writes, 0u);
 }
 
+// Rank 0's 1 MiB source, the same range under an lkey that names no region
+// (the NIC cannot read it), and rank 1's landing region.
+struct WriteRegions {
+  explicit WriteRegions(SimFixture& f)
+      : src(f.region(0, 1 << 20, Access::kNone)), dst(f.region(1, 1 << 20, kRw)), unregistered(src) {
+    unregistered.lkey = 0;
+  }
+  MemoryRegion src;
+  MemoryRegion dst;
+  MemoryRegion unregistered;
+};
+
 // A QP's error flushes its outstanding sends and posted receives as one
 // event (one poll of the CQ returns the batch), after the completions
 // already scheduled and in posting order: the failing request's status
@@ -160,10 +172,7 @@ TEST(RcSemantics, BrokenQueuePairFlushesBothEnds) {
 // posts meanwhile meets a QP in error.
 TEST(RcSemantics, AQueuePairErrorFlushesItsWorkAsOneBatchInPostingOrder) {
   SimFixture f(two_nodes());
-  MemoryRegion src = f.region(0, 1 << 20, Access::kNone);
-  MemoryRegion dst = f.region(1, 1 << 20, kRw);
-  MemoryRegion unregistered = src;
-  unregistered.lkey = 0;
+  const auto [src, dst, unregistered] = WriteRegions(f);
   constexpr uint64_t kReceives = 5;
   for (uint64_t i = 0; i < kReceives; ++i) ASSERT_TRUE(f.recv(0, 1, src, 0, 100 + i).is_ok());
   ASSERT_TRUE(f.write(0, 1, src, dst, 1 << 20, 1).is_ok());
@@ -258,10 +267,7 @@ TEST(RcSemantics, ACrashedPeersBatchStartsWithTheRetryError) {
 // request ahead, which was then flushed after it and never landed.)
 TEST(RcSemantics, ALocalErrorBehindARequestInFlightCompletesAfterIt) {
   SimFixture f(two_nodes());
-  MemoryRegion src = f.region(0, 1 << 20, Access::kNone);
-  MemoryRegion dst = f.region(1, 1 << 20, kRw);
-  MemoryRegion unregistered = src;
-  unregistered.lkey = 0;
+  const auto [src, dst, unregistered] = WriteRegions(f);
   ASSERT_TRUE(f.write(0, 1, src, dst, 1 << 20, 1).is_ok());
   ASSERT_TRUE(f.write(0, 1, unregistered, dst, 64, 2).is_ok());
   ASSERT_TRUE(f.write(0, 1, src, dst, 64, 3).is_ok());
