@@ -126,10 +126,8 @@ RcTransport::RcTransport(SimContext& context, std::vector<SimMemorySpace*> memor
       qps_(context.cluster.nodes), last_pair_(context.cluster.nodes),
       handlers_(context.cluster.nodes) {}
 
-RcTransport::QueuePair& RcTransport::pair_of(uint32_t rank, uint32_t peer) {
-  TW_ASSERT_HOT(rank < qps_.size() && peer < qps_.size() && rank != peer);
+RcTransport::QueuePair& RcTransport::find_or_make_pair(uint32_t rank, uint32_t peer) {
   LastPair& last = last_pair_[rank];
-  if (last.peer == peer) return *last.pair;
   // Node-based: references stay valid as other pairs are created (and no
   // pair is ever erased), so the cached pointer does too.
   last = {peer, &qps_[rank].try_emplace(peer).first->second};
