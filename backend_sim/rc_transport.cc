@@ -222,11 +222,9 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
                                                 local_need);
   std::span<std::byte> source;
   if (local.is_ok() && wr.local.length > 0) {
-    if (memories_[rank]->find(wr.local.addr, wr.local.length) == nullptr) {
-      local = Status(StatusCode::kNotFound, "local memory was freed");
-    }
-    // Empty when the allocation holds no bytes (timing-only mode).
-    source = memories_[rank]->bytes_at(wr.local.addr, wr.local.length);
+    const SimMemorySpace::ReadView view = memories_[rank]->read_view(wr.local.addr, wr.local.length);
+    if (!view.live) local = Status(StatusCode::kNotFound, "local memory was freed");
+    source = view.bytes;  // empty when the allocation holds no bytes (timing-only mode)
   }
   if (!local.is_ok()) {
     // The error completion is ordered with the rank's other completions.
@@ -337,10 +335,9 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
                                                     Access::kRemoteRead);
     std::span<std::byte> source;
     if (remote.is_ok() && wr.local.length > 0) {
-      if (memories_[peer]->find(wr.remote_addr, wr.local.length) == nullptr) {
-        remote = Status(StatusCode::kNotFound, "remote memory was freed");
-      }
-      source = memories_[peer]->bytes_at(wr.remote_addr, wr.local.length);
+      const SimMemorySpace::ReadView view = memories_[peer]->read_view(wr.remote_addr, wr.local.length);
+      if (!view.live) remote = Status(StatusCode::kNotFound, "remote memory was freed");
+      source = view.bytes;
     }
     if (!remote.is_ok()) {
       trace_error(peer, rank, "rdma read (responder)", remote);
