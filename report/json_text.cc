@@ -33,6 +33,11 @@ void append_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
+void append_double(std::string& out, double value) {
+  // Rare enough (a resource's utilisation) to leave to nlohmann's own writer.
+  out += nlohmann::ordered_json(value).dump();
+}
+
 void append_member_start(std::string& out, std::string_view key, int depth, bool first) {
   out += first ? "\n" : ",\n";
   append_indent(out, depth + 1);

@@ -30,6 +30,10 @@ void append_integer(std::string& out, T value) {
   out.append(digits, end);
 }
 
+// `value` as nlohmann's dump() writes a double (shortest round trip, "1.0"
+// for a whole number, null for NaN and infinities).
+void append_double(std::string& out, double value);
+
 inline void append_bool(std::string& out, bool value) { out += value ? "true" : "false"; }
 
 // `text` quoted and escaped as nlohmann's dump() writes a string (non-ASCII

@@ -132,6 +132,11 @@ std::vector<std::pair<std::string_view, uint64_t>> protocol_fields(const Protoco
   return fields;
 }
 
+double run_utilisation(const ResourceUsage& u, const RunReport& report) {
+  return report.end_ns > 0 ? static_cast<double>(u.busy_ns) / static_cast<double>(report.end_ns)
+                           : 0.0;
+}
+
 uint64_t tensors_transferred(const RunReport& report) {
   uint64_t n = 0;
   for (const StepResult& s : report.workload.steps) n += s.transfers.size();
@@ -237,7 +242,7 @@ void add_counters(Json& j, const RunReport& report, BulkParts bulk) {
 
 // Where the time went, as flat numbers a sweep's row can carry (each key
 // only when it was measured), then every busy resource.
-void add_time_account(Json& j, const RunReport& report) {
+void add_time_account(Json& j, const RunReport& report, BulkParts bulk) {
   if (const std::optional<TimeAccount> a = time_account(report)) {
     j["bottleneck"] = a->bottleneck.name;
     j["bottleneck_utilisation"] = a->bottleneck_utilisation;
@@ -254,6 +259,10 @@ void add_time_account(Json& j, const RunReport& report) {
   }
   if (!report.jitter.empty()) j["jitter"] = report.jitter;
   if (report.resources.empty()) return;
+  if (bulk == BulkParts::kPlaceholders) {
+    j["resources"] = nullptr;
+    return;
+  }
   Json resources = Json::array();
   for (const ResourceUsage& u : report.resources) {
     if (u.busy_ns == 0) continue;  // a cluster's idle parts would bury the busy ones
@@ -261,9 +270,7 @@ void add_time_account(Json& j, const RunReport& report) {
                              {"kind", resource_kind_name(u.kind)},
                              {"busy_ns", u.busy_ns},
                              {"bytes", u.bytes},
-                             {"utilisation", report.end_ns > 0 ? static_cast<double>(u.busy_ns) /
-                                                                     static_cast<double>(report.end_ns)
-                                                               : 0.0}});
+                             {"utilisation", run_utilisation(u, report)}});
   }
   j["resources"] = std::move(resources);
 }
@@ -285,7 +292,7 @@ Json results_document(const RunReport& report, const MeasuredWallTimes& measured
     add_point_to_point_results(j, report, measured, bulk);
   }
   add_counters(j, report, bulk);
-  add_time_account(j, report);
+  add_time_account(j, report, bulk);
   if (!report.coverage.empty()) j["coverage"] = coverage_json(report.coverage);
   return j;
 }

@@ -18,8 +18,9 @@
 namespace tensorwire::report {
 
 // kInTree: the whole document. kPlaceholders: "steps" (a point-to-point
-// run's) and "per_rank" hold null, in their places, for the text writer to
-// write straight from the report.
+// run's), "per_rank" and "resources" (where the backend measured some) hold
+// null, in their places, for the text writer to write straight from the
+// report.
 enum class BulkParts { kInTree, kPlaceholders };
 
 nlohmann::ordered_json results_document(const RunReport& report, const MeasuredWallTimes& measured,
@@ -38,6 +39,9 @@ struct StepTotals {
   TimeNs max_recv_latency_ns = 0;
 };
 StepTotals step_totals(const StepResult& step);
+
+// A resource's busy time over the whole run's time (0 for a run of no time).
+double run_utilisation(const ResourceUsage& u, const RunReport& report);
 
 // A transport's counters under their JSON keys, in the file's order.
 using TransportFields = std::array<std::pair<std::string_view, uint64_t>, 14>;

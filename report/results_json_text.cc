@@ -1,8 +1,9 @@
 // results_json_text: the results document as text. The small, irregular part
 // (header, totals, the time account, a collective's keys) is built as a tree
-// and laid out; the bulk, a point-to-point run's steps with their per-tensor
-// records and the per-rank counters, is written straight from the report in
-// the same bytes the tree would give (tests/report checks the two agree).
+// and laid out; the bulk (a point-to-point run's steps with their per-tensor
+// records, the per-rank counters, the resources) is written straight from the
+// report in the same bytes the tree would give (tests/report checks the two
+// agree).
 #include <optional>
 #include <string>
 #include <vector>
@@ -205,10 +206,40 @@ void append_per_rank(std::string& out, const RunReport& report) {
   json_text::append_close(out, 1, ']');
 }
 
+// add_time_account's resources: the busy ones, each a member per line.
+void append_resources(std::string& out, const RunReport& report) {
+  constexpr int kDepth = 2;
+  out += '[';
+  bool first = true;
+  for (const ResourceUsage& u : report.resources) {
+    if (u.busy_ns == 0) continue;  // as the tree: only the busy ones
+    json_text::append_element_start(out, kDepth - 1, first);
+    first = false;
+    out += '{';
+    json_text::append_member_start(out, "name", kDepth, true);
+    json_text::append_string(out, u.name);
+    json_text::append_member_start(out, "kind", kDepth, false);
+    json_text::append_string(out, resource_kind_name(u.kind));
+    json_text::append_member_start(out, "busy_ns", kDepth, false);
+    json_text::append_integer(out, u.busy_ns);
+    json_text::append_member_start(out, "bytes", kDepth, false);
+    json_text::append_integer(out, u.bytes);
+    json_text::append_member_start(out, "utilisation", kDepth, false);
+    json_text::append_double(out, run_utilisation(u, report));
+    json_text::append_close(out, kDepth, '}');
+  }
+  if (first) {
+    out += ']';  // none busy: []
+    return;
+  }
+  json_text::append_close(out, kDepth - 1, ']');
+}
+
 // Room for the whole text, so the string is not copied as it grows (a
 // 256-node run writes about 25 MB; records run to about 300 bytes).
 size_t estimated_text_bytes(const RunReport& report) {
-  return 64 * 1024 + 400 * tensors_transferred(report) + 1024 * report.rank_stats.size();
+  return 64 * 1024 + 400 * tensors_transferred(report) + 1024 * report.rank_stats.size() +
+         160 * report.resources.size();
 }
 
 }  // namespace
@@ -227,6 +258,8 @@ std::string results_json_text(const RunReport& report, const MeasuredWallTimes& 
       append_steps(out, report, measured);
     } else if (it.key() == "per_rank") {
       append_per_rank(out, report);
+    } else if (it.key() == "resources" && !report.resources.empty()) {
+      append_resources(out, report);
     } else {
       json_text::append_layout(out, *it, 1);
     }

@@ -174,6 +174,15 @@ TEST(ResultsJsonText, WallTimeJitterAndResourcesAreTheTreesText) {
   r.coverage.declare("states", "idle");
   r.coverage.count("states", "idle", 3);
   expect_text_is_the_tree(r);
+  r.end_ns = 3;  // utilisations of 1/3 and more than 1
+  r.resources.push_back({"rank \"1\"/cpu\xfe", ResourceKind::kCpu, 1, 1, 0});
+  expect_text_is_the_tree(r);
+  r.end_ns = 0;  // a run of no time: utilisation 0.0
+  expect_text_is_the_tree(r);
+  EXPECT_EQ(Json::parse(results_json_text(r)).at("resources")[0].at("utilisation"), 0.0);
+  for (ResourceUsage& u : r.resources) u.busy_ns = 0;  // none busy: []
+  expect_text_is_the_tree(r);
+  EXPECT_EQ(Json::parse(results_json_text(r)).at("resources"), Json::array());
 }
 
 // A collective's own keys come from its account, laid out from the tree,
@@ -187,6 +196,7 @@ class FakeAccount : public CollectiveAccount {
     results["steps"] = Json::array({Json{{"a", 1.5}}, Json::array({1, Json::object()})});
     results["per_rank"] = "overwritten by the counters";
     results["ratio"] = 1e-7;
+    results["resources"] = "overwritten where the run measured resources";
     results["deep"] = {{"x", {{"y", {{"z", {{"w", {1, 2}}}}}}}}};
   }
   std::string graph_dot(std::string_view) const override { return ""; }
@@ -207,6 +217,10 @@ TEST(ResultsJsonText, CollectiveRunsAreTheTreesText) {
   expect_text_is_the_tree(r);  // one that could not plan: no account
   r.collective = std::make_shared<FakeAccount>();
   expect_text_is_the_tree(r);
+  EXPECT_TRUE(Json::parse(results_json_text(r)).at("resources").is_string());
+  r.resources = {{"node0/nic tx", ResourceKind::kNicSend, 0, 7, 8}};
+  expect_text_is_the_tree(r);
+  EXPECT_TRUE(Json::parse(results_json_text(r)).at("resources").is_array());
   const Json parsed = Json::parse(results_json_text(r));
   EXPECT_EQ(parsed.at("steps")[0].at("a"), 1.5);
   EXPECT_TRUE(parsed.at("per_rank").is_array());
