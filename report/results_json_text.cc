@@ -4,8 +4,12 @@
 // records, the per-rank counters, the resources) is written straight from the
 // report in the same bytes the tree would give (tests/report checks the two
 // agree).
+#include <algorithm>
+#include <concepts>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "report/json_text.h"
