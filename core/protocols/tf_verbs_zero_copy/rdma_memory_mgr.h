@@ -21,12 +21,14 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "core/memory.h"
 #include "core/state_digest.h"
 #include "core/nic.h"
+#include "core/protocols/tf_verbs_zero_copy/hashed_tables.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_tensor_meta_data.h"
 #include "core/status.h"
 
@@ -131,21 +133,18 @@ class RdmaMemoryMgr {
 
   Nic& nic_;
   MemorySpace& memory_;
-  // Ordered by (rank, name) and searched by a string_view of the name: a
-  // lookup at every request and response makes no string.
-  struct MetaKeyLess {
-    using is_transparent = void;
-    using View = std::pair<RankId, std::string_view>;
-    static View view(const std::pair<RankId, std::string>& k) { return {k.first, k.second}; }
-    static View view(const View& k) { return k; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return view(a) < view(b);
-    }
-  };
-  std::map<std::pair<RankId, std::string>, RdmaTensorMetaData, MetaKeyLess> meta_data_;
+  // Hashed, searched by a string_view of the name: a lookup at every request
+  // and response makes no string and compares no names on the way. Walked in
+  // (rank, name) order (sorted_entries) by the digest.
+  using MetaKey = std::pair<RankId, std::string>;
+  using MetaView = std::pair<RankId, std::string_view>;
+  std::unordered_map<MetaKey, RdmaTensorMetaData, NamedKeyHash<MetaKey, MetaView>,
+                     NamedKeyEqual<MetaKey, MetaView>>
+      meta_data_;
   std::map<uint64_t, RegionEntry> regions_;        // by start address, non-overlapping
-  std::map<uint64_t, Allocation> allocations_;     // pool buffers by address
+  // Pool buffers by address: hashed (looked up at every release), walked in
+  // address order (sorted_keys) wherever the order shows.
+  std::unordered_map<uint64_t, Allocation> allocations_;
   std::map<PoolKey, std::vector<uint64_t>> free_;  // free pool buffers by class
   uint64_t registrations_ = 0;
   uint64_t pool_reuses_ = 0;
