@@ -506,23 +506,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       return;
     }
     if (c.opcode == CompletionOpcode::kRecv) {
-      std::span<const std::byte> bytes = ch.ring_bytes(slot, c.byte_len);
-      Result<wire::RdmaMessage> message =
-          bytes.empty() ? Result<wire::RdmaMessage>(Status(
-                              StatusCode::kMalformedMessage,
-                              "empty or oversized control message (" +
-                                  std::to_string(c.byte_len) + " bytes)"))
-                        : wire::decode(bytes);
-      repost(ch, slot);
-      if (ch.broken()) return;
-      if (!message.is_ok()) {
-        ++stats_.malformed_messages;
-        fail_channel(ch, Status(StatusCode::kMalformedMessage,
-                                "control message from rank " + std::to_string(ch.peer()) + ": " +
-                                    message.status().message()));
-        return;
-      }
-      on_control_message(ch, *message);
+      on_ring_message(ch, slot, c);
       return;
     }
     repost(ch, slot);
@@ -532,6 +516,38 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       return;
     }
     on_write_with_imm(ch, c.imm_data, c.byte_len);
+  }
+
+  // A control message in ring slot `slot`, decoded into decoded_ (its memory
+  // reused: no allocation per message), or into a message of its own when
+  // this runs inside another message's handler.
+  void on_ring_message(RdmaChannel& ch, uint64_t slot, const Completion& c) {
+    std::span<const std::byte> bytes = ch.ring_bytes(slot, c.byte_len);
+    std::optional<wire::RdmaMessage> nested;
+    wire::RdmaMessage& message = decoding_ ? nested.emplace() : decoded_;
+    const bool outer = !decoding_;
+    decoding_ = true;
+    struct Done {
+      bool& decoding;
+      bool outer;
+      ~Done() {
+        if (outer) decoding = false;
+      }
+    } done{decoding_, outer};
+    Status decoded = bytes.empty() ? Status(StatusCode::kMalformedMessage,
+                                            "empty or oversized control message (" +
+                                                std::to_string(c.byte_len) + " bytes)")
+                                   : wire::decode_into(bytes, message);
+    repost(ch, slot);
+    if (ch.broken()) return;
+    if (!decoded.is_ok()) {
+      ++stats_.malformed_messages;
+      fail_channel(ch, Status(StatusCode::kMalformedMessage, "control message from rank " +
+                                                                 std::to_string(ch.peer()) + ": " +
+                                                                 decoded.message()));
+      return;
+    }
+    on_control_message(ch, message);
   }
 
   void on_write_with_imm(RdmaChannel& ch, uint32_t imm, uint32_t byte_len) {
@@ -732,6 +748,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   bool start_attempted_ = false;
   mutable RendezvousStats stats_;
   RegisteredBuffer zero_source_;
+  wire::RdmaMessage decoded_;  // the control message being handled (on_ring_message)
+  bool decoding_ = false;      // decoded_ is in use
   RequestIndexAllocator indices_;
   uint64_t next_serial_ = 1;
   uint64_t next_response_id_ = 1;
