@@ -272,7 +272,8 @@ void RdmaMemoryMgr::digest_afresh(StateDigest& d) const {
     d.add(addr).add(a.whole.length).add(a.in_use ? 1 : 0).add(a.region ? a.region->rkey : 0);
   }
   d.add(free_.size());
-  for (const auto& [key, addrs] : free_) {
+  for (const auto* entry : sorted_entries(free_)) {
+    const auto& [key, addrs] = *entry;
     d.add(key.bytes).add(addrs.size());
     for (uint64_t addr : addrs) d.add(addr);
   }

@@ -118,6 +118,15 @@ class RdmaMemoryMgr {
     uint64_t bytes;
     auto tie() const { return std::tie(kind, device, access, registered, bytes); }
     bool operator<(const PoolKey& o) const { return tie() < o.tie(); }
+    bool operator==(const PoolKey& o) const { return tie() == o.tie(); }
+  };
+  struct PoolKeyHash {
+    size_t operator()(const PoolKey& k) const {
+      const uint64_t kind_device_access = (uint64_t{static_cast<uint8_t>(k.kind)} << 56) ^
+                                          (uint64_t{k.device} << 24) ^ (uint64_t{k.access} << 1) ^
+                                          (k.registered ? 1 : 0);
+      return hash_combine(std::hash<uint64_t>{}(k.bytes), kind_device_access);
+    }
   };
   struct Allocation {
     Buffer whole;  // as allocated (size-class length)
@@ -145,7 +154,8 @@ class RdmaMemoryMgr {
   // Pool buffers by address: hashed (looked up at every release), walked in
   // address order (sorted_keys) wherever the order shows.
   std::unordered_map<uint64_t, Allocation> allocations_;
-  std::map<PoolKey, std::vector<uint64_t>> free_;  // free pool buffers by class
+  // Free pool buffers by class: hashed, walked in class order by the digest.
+  std::unordered_map<PoolKey, std::vector<uint64_t>, PoolKeyHash> free_;
   uint64_t registrations_ = 0;
   uint64_t pool_reuses_ = 0;
   uint64_t sizes_off_class_ = 0;
