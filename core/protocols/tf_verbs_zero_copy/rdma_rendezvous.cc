@@ -109,8 +109,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       if (!st.is_ok()) {
         return Status(st.code(), "channel to rank " + std::to_string(peer) + ": " + st.message());
       }
-      if (channels_.empty()) channels_.resize(env_.nic.world_size());
-      TW_ASSERT_MSG(peer < channels_.size() && !channels_[peer], "one channel per peer");
+      if (peer >= channels_.size()) channels_.resize(size_t{peer} + 1);
+      TW_ASSERT_MSG(!channels_[peer], "one channel per peer");
       channels_[peer] = std::move(channel);
       ++channel_count_;
     }
@@ -753,7 +753,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   RequestIndexAllocator indices_;
   uint64_t next_serial_ = 1;
   uint64_t next_response_id_ = 1;
-  // By peer rank (null: no channel), so a completion finds its channel at once.
+  // By peer rank up to the highest peer (null: no channel), so a completion
+  // finds its channel at once; a pointer per rank below the highest peer is
+  // little beside a channel's ring.
   std::vector<std::unique_ptr<RdmaChannel>> channels_;
   size_t channel_count_ = 0;
   // Hashed tables (hashed_tables.h): looked up at every message, walked in
