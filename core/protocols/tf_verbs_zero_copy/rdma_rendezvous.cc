@@ -239,6 +239,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   // Removes the oldest request parked for `key` (Recv before Send) and returns
   // its response id; nullopt when none is parked or its response is gone.
   std::optional<uint64_t> take_parked(const TensorKey& key) {
+    if (parked_.empty()) return std::nullopt;  // the usual case: no hashing of the name
     auto parked = parked_.find(TensorView{key.first, key.second});
     if (parked == parked_.end() || parked->second.empty()) return std::nullopt;
     uint64_t id = parked->second.front();
@@ -443,7 +444,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     RdmaTensorResponse& r = *it->second;
     const size_t indexed = response_by_request_.erase(by_request_key(r.peer(), r.request_index()));
     TW_ASSERT_MSG(indexed == 1, "every live response is found by (peer, request_index)");
-    auto parked = parked_.find(TensorView{r.name(), r.step_id()});
+    // Most responses were never parked: no hashing of the name for them.
+    auto parked = parked_.empty() ? parked_.end() : parked_.find(TensorView{r.name(), r.step_id()});
     if (parked != parked_.end()) {
       std::erase(parked->second, id);
       if (parked->second.empty()) parked_.erase(parked);
@@ -649,7 +651,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       after_response(id);
       return;
     }
-    if (auto failed = failed_sends_.find(key); failed != failed_sends_.end()) {
+    // failed_sends_ is almost always empty: no hashing of the name then.
+    if (auto failed = failed_sends_.empty() ? failed_sends_.end() : failed_sends_.find(key);
+        failed != failed_sends_.end()) {
       r.Abort(failed->second);  // the Send failed here before the request came
       failed_sends_.erase(failed);
       after_response(id);
