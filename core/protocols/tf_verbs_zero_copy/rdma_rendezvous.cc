@@ -4,15 +4,15 @@
 // completion handler that dispatches every completion by wr_id and opcode.
 #include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <iterator>
-#include <map>
-#include <ranges>
 #include <optional>
+#include <ranges>
 #include <set>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -84,7 +84,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     // In the order the ordered maps these tables replaced did it: responses
     // fail by ascending id, and clear() destroyed entries by descending key.
     for (uint64_t id : sorted_keys(responses_)) {
-      responses_.at(id)->Fail(Status(StatusCode::kAborted, "shutdown"));
+      auto it = responses_.find(id);
+      if (it != responses_.end()) it->second->Fail(Status(StatusCode::kAborted, "shutdown"));
     }
     destroy_descending(requests_);
     destroy_descending(responses_);
