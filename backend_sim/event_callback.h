@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -53,7 +54,7 @@ class EventCallback {
   }
 
   void reset() {
-    if (ops_ != nullptr) ops_->destroy(storage_);
+    if (ops_ != nullptr && ops_->destroy != nullptr) ops_->destroy(storage_);
     ops_ = nullptr;
   }
   explicit operator bool() const { return ops_ != nullptr; }
@@ -61,10 +62,13 @@ class EventCallback {
   void operator()() { ops_->invoke(storage_); }
 
  private:
+  // A callable that is trivially copyable and destructible (a lambda of
+  // ids and pointers: most events) has no move or destroy: its bytes are
+  // copied and dropped, with no indirect call per move and per event.
   struct Ops {
     void (*invoke)(void* storage);
-    void (*move)(void* from, void* to);  // leaves `from` destroyed
-    void (*destroy)(void* storage);
+    void (*move)(void* from, void* to);  // leaves `from` destroyed; nullptr: copy the bytes
+    void (*destroy)(void* storage);      // nullptr: nothing to do
   };
   template <typename Fn>
   static constexpr bool fits_inline() {
@@ -72,14 +76,23 @@ class EventCallback {
            std::is_nothrow_move_constructible_v<Fn>;
   }
   template <typename Fn>
-  static constexpr Ops kInlineOps{
-      [](void* s) { (*std::launder(static_cast<Fn*>(s)))(); },
-      [](void* from, void* to) {
-        Fn* f = std::launder(static_cast<Fn*>(from));
-        ::new (to) Fn(std::move(*f));
-        f->~Fn();
-      },
-      [](void* s) { std::launder(static_cast<Fn*>(s))->~Fn(); }};
+  static constexpr bool trivial() {
+    return std::is_trivially_copyable_v<Fn> && std::is_trivially_destructible_v<Fn>;
+  }
+  template <typename Fn>
+  static void move_inline(void* from, void* to) {
+    Fn* f = std::launder(static_cast<Fn*>(from));
+    ::new (to) Fn(std::move(*f));
+    f->~Fn();
+  }
+  template <typename Fn>
+  static void destroy_inline(void* s) {
+    std::launder(static_cast<Fn*>(s))->~Fn();
+  }
+  template <typename Fn>
+  static constexpr Ops kInlineOps{[](void* s) { (*std::launder(static_cast<Fn*>(s)))(); },
+                                  trivial<Fn>() ? nullptr : &move_inline<Fn>,
+                                  trivial<Fn>() ? nullptr : &destroy_inline<Fn>};
   template <typename Fn>
   static constexpr Ops kHeapOps{
       [](void* s) { (**static_cast<Fn**>(s))(); },
@@ -99,7 +112,13 @@ class EventCallback {
 
   void take(EventCallback& other) {
     ops_ = other.ops_;
-    if (ops_ != nullptr) ops_->move(other.storage_, storage_);
+    if (ops_ != nullptr) {
+      if (ops_->move != nullptr) {
+        ops_->move(other.storage_, storage_);
+      } else {
+        std::memcpy(storage_, other.storage_, kInlineBytes);
+      }
+    }
     other.ops_ = nullptr;
   }
 

@@ -17,6 +17,7 @@
 // solved at once as before.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -45,7 +46,9 @@ class FairSharePorts {
   void cancel(FlowId flow);
 
   // Flows crossing a resource (Fabric numbering) now.
-  size_t flows_on_resource(uint32_t resource) const { return flows_on_[resource].size(); }
+  size_t flows_on_resource(uint32_t resource) const {
+    return flows_on_[resource].size() - gone_on_[resource];
+  }
   // Max-min solves run so far (a lone flow's rate needs none).
   uint64_t solves() const { return solves_; }
 
@@ -61,8 +64,22 @@ class FairSharePorts {
     EventCallback on_drained;
     uint64_t mark = 0;  // last recompute pass that touched it
     uint32_t rate_index = 0;  // its index in the last solve that reached it
+    // Its place in flows_on_ of each resource of its route (hop by hop).
+    std::array<uint32_t, Route::kMaxHops> place_on{};
     bool live = false;
   };
+  // An ended flow's place in flows_on_, until the list is compacted.
+  static constexpr FlowId kGone = UINT32_MAX;
+  // Calls f(id) for each flow on `resource`, in start order.
+  template <typename F>
+  void for_each_on(uint32_t resource, F&& f) const {
+    for (FlowId id : flows_on_[resource]) {
+      if (id != kGone) f(id);
+    }
+  }
+  FlowId first_on(uint32_t resource) const;  // kGone when none
+  void leave(uint32_t resource, uint32_t place);
+  void compact(uint32_t resource);
   void recompute(const Route& route);
   void solve_from(std::span<const uint32_t> changed);
   void solve_at_instant_end();
@@ -79,7 +96,13 @@ class FairSharePorts {
   const Fabric& fabric_;
   std::vector<Flow> flows_;
   std::vector<FlowId> free_;
-  std::vector<std::vector<FlowId>> flows_on_;  // per resource, in start order
+  // Per resource, the flows on it in start order (which fixes the order of
+  // their rescheduled end events). An ended flow leaves kGone in its place,
+  // and a list is compacted once more than half of it is gone: at a
+  // parameter server's NIC thousands of flows share a side, and erasing
+  // each from the middle as it ended moved the rest every time.
+  std::vector<std::vector<FlowId>> flows_on_;
+  std::vector<uint32_t> gone_on_;  // per resource: kGone entries in flows_on_
   uint64_t pass_ = 0;
   uint64_t solves_ = 0;
   // Scratch of recompute: the flows and resources connected to the changed

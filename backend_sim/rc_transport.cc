@@ -126,10 +126,8 @@ RcTransport::RcTransport(SimContext& context, std::vector<SimMemorySpace*> memor
       qps_(context.cluster.nodes), last_pair_(context.cluster.nodes),
       handlers_(context.cluster.nodes) {}
 
-RcTransport::QueuePair& RcTransport::pair_of(uint32_t rank, uint32_t peer) {
-  TW_ASSERT_HOT(rank < qps_.size() && peer < qps_.size() && rank != peer);
+RcTransport::QueuePair& RcTransport::find_or_make_pair(uint32_t rank, uint32_t peer) {
   LastPair& last = last_pair_[rank];
-  if (last.peer == peer) return *last.pair;
   // Node-based: references stay valid as other pairs are created (and no
   // pair is ever erased), so the cached pointer does too.
   last = {peer, &qps_[rank].try_emplace(peer).first->second};
@@ -224,11 +222,9 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
                                                 local_need);
   std::span<std::byte> source;
   if (local.is_ok() && wr.local.length > 0) {
-    if (memories_[rank]->find(wr.local.addr, wr.local.length) == nullptr) {
-      local = Status(StatusCode::kNotFound, "local memory was freed");
-    }
-    // Empty when the allocation holds no bytes (timing-only mode).
-    source = memories_[rank]->bytes_at(wr.local.addr, wr.local.length);
+    const SimMemorySpace::ReadView view = memories_[rank]->read_view(wr.local.addr, wr.local.length);
+    if (!view.live) local = Status(StatusCode::kNotFound, "local memory was freed");
+    source = view.bytes;  // empty when the allocation holds no bytes (timing-only mode)
   }
   if (!local.is_ok()) {
     // The error completion is ordered with the rank's other completions.
@@ -339,10 +335,9 @@ void RcTransport::start_read(uint32_t rank, uint32_t peer, uint64_t seq, const S
                                                     Access::kRemoteRead);
     std::span<std::byte> source;
     if (remote.is_ok() && wr.local.length > 0) {
-      if (memories_[peer]->find(wr.remote_addr, wr.local.length) == nullptr) {
-        remote = Status(StatusCode::kNotFound, "remote memory was freed");
-      }
-      source = memories_[peer]->bytes_at(wr.remote_addr, wr.local.length);
+      const SimMemorySpace::ReadView view = memories_[peer]->read_view(wr.remote_addr, wr.local.length);
+      if (!view.live) remote = Status(StatusCode::kNotFound, "remote memory was freed");
+      source = view.bytes;
     }
     if (!remote.is_ok()) {
       trace_error(peer, rank, "rdma read (responder)", remote);

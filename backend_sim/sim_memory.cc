@@ -350,6 +350,17 @@ std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bo
   return a.bytes.span().subspan(addr - a.buffer.addr, length);
 }
 
+SimMemorySpace::ReadView SimMemorySpace::read_view(uint64_t addr, uint64_t length) {
+  context_.events.use(SharedObject::memory(rank_, addr, length));
+  auto it = allocations_.upper_bound(addr);
+  if (it == allocations_.begin()) return {};
+  --it;
+  Allocation& a = it->second;
+  if (!a.buffer.contains(addr, length)) return {};
+  if (a.bytes.size() != a.buffer.length) return {true, {}};
+  return {true, a.bytes.span().subspan(addr - a.buffer.addr, length)};
+}
+
 std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {
   if (!is_host(buffer.kind)) return {};
   context_.events.use(SharedObject::memory(rank_, buffer.addr, buffer.length));

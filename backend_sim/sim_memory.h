@@ -75,6 +75,13 @@ class SimMemorySpace final : public MemorySpace {
   // is not inside one allocation or the allocation holds no bytes. With
   // `for_write`, a small allocation in timing-only mode gets its bytes now.
   std::span<std::byte> bytes_at(uint64_t addr, uint64_t length, bool for_write = false);
+  // find() and bytes_at() for reading, in one search of the allocations: what
+  // the NIC does for every request it reads from memory.
+  struct ReadView {
+    bool live = false;            // [addr, addr+length) is inside a live allocation
+    std::span<std::byte> bytes;   // empty when that allocation holds no bytes
+  };
+  ReadView read_view(uint64_t addr, uint64_t length);
 
   uint64_t live_allocations() const { return allocations_.size(); }
   // Every allocation and its bytes: for model checkers' state caches. Kept

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -103,7 +104,9 @@ class TransferLedger {
   std::unordered_map<uint64_t, Account> accounts_;    // by transfer tag
   std::unordered_set<uint64_t> finished_;             // transfers whose Recv is done
   // By start time once share_of sorted them; the longest bounds the search.
-  mutable std::vector<Unowned> unowned_;
+  // A deque: kept for the whole run (one per untagged control message), it
+  // grows without copying what it holds.
+  mutable std::deque<Unowned> unowned_;
   mutable bool unowned_sorted_ = true;
   TimeNs longest_unowned_ns_ = 0;
 };

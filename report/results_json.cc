@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "report/coverage_summary.h"
+#include "report/results_json_parts.h"
 #include "report/time_account.h"
 
 namespace tensorwire::report {
@@ -13,40 +14,15 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 Json transport_json(const TransportStats& s) {
-  Json j;
-  j["bytes_on_wire"] = s.bytes_on_wire_tx;
-  j["sends"] = s.sends;
-  j["rdma_writes"] = s.rdma_writes;
-  j["rdma_writes_with_imm"] = s.rdma_writes_with_imm;
-  j["rdma_reads"] = s.rdma_reads;
-  j["registrations"] = s.registrations;
-  j["registered_bytes"] = s.registered_bytes;
-  j["deregistrations"] = s.deregistrations;
-  j["cpu_copies"] = s.cpu_copies;
-  j["cpu_copy_bytes"] = s.cpu_copy_bytes;
-  j["copy_engine_copies"] = s.copy_engine_copies;
-  j["copy_engine_bytes"] = s.copy_engine_bytes;
-  j["rnr_retries"] = s.rnr_retries;
-  j["completions_error"] = s.completions_error;
+  Json j = Json::object();
+  for (const auto& [key, value] : transport_fields(s)) j[key] = value;
   return j;
 }
 
-// The protocol's counters by name, then their control messages in total.
 Json protocol_json(const ProtocolCounters& counters) {
   Json j = Json::object();
-  for (const ProtocolCounter& c : counters) j[c.name] = c.value;
-  j["control_messages"] = counter_total(counters, CounterRole::kControlMessage);
+  for (const auto& [key, value] : protocol_fields(counters)) j[key] = value;
   return j;
-}
-
-// A Recv that reported an error, or whose content failed verification.
-bool transfer_failed(const TransferResult& t) { return !t.status.is_ok() || !t.mismatch.empty(); }
-
-// The value at `index`, or nullopt past the end: measured times are optional
-// all the way down.
-std::optional<int64_t> measured_at(const std::vector<std::optional<int64_t>>& times,
-                                   size_t index) {
-  return index < times.size() ? times[index] : std::nullopt;
 }
 
 // Where a Recv's wait went; the parts sum to its latency_ns.
@@ -83,24 +59,17 @@ Json transfer_json(const TransferResult& t, std::optional<int64_t> measured_ns) 
 // taken); `finished` says the same in words.
 Json step_json(const StepResult& step, const Json& wire_bytes, std::optional<int64_t> measured_ns,
                const std::vector<std::optional<int64_t>>& measured_transfer_ns) {
-  uint64_t bytes = 0;
-  uint64_t failed = 0;
-  TimeNs max_recv_latency_ns = 0;
-  for (const TransferResult& t : step.transfers) {
-    bytes += t.bytes;
-    if (transfer_failed(t)) ++failed;
-    max_recv_latency_ns = std::max(max_recv_latency_ns, t.done_ns - t.recv_called_ns);
-  }
+  const StepTotals totals = step_totals(step);
   Json j;
   j["step_id"] = step.step_id;
   j["start_ns"] = step.start_ns;
   j["end_ns"] = step.end_ns;
   j["duration_ns"] = step.end_ns - step.start_ns;
   j["transfers"] = step.transfers.size();
-  j["transfers_failed"] = failed;
-  j["bytes"] = bytes;
+  j["transfers_failed"] = totals.failed;
+  j["bytes"] = totals.bytes;
   j["wire_bytes"] = wire_bytes;
-  j["max_recv_latency_ns"] = max_recv_latency_ns;
+  j["max_recv_latency_ns"] = totals.max_recv_latency_ns;
   j["finished"] = !wire_bytes.is_null();
   if (measured_ns) j["measured_ns"] = *measured_ns;
   Json per_tensor = Json::array();
@@ -112,6 +81,61 @@ Json step_json(const StepResult& step, const Json& wire_bytes, std::optional<int
 }
 
 }  // namespace
+
+bool transfer_failed(const TransferResult& t) { return !t.status.is_ok() || !t.mismatch.empty(); }
+
+std::optional<int64_t> measured_at(const std::vector<std::optional<int64_t>>& times, size_t index) {
+  return index < times.size() ? times[index] : std::nullopt;
+}
+
+StepTotals step_totals(const StepResult& step) {
+  StepTotals totals;
+  for (const TransferResult& t : step.transfers) {
+    totals.bytes += t.bytes;
+    if (transfer_failed(t)) ++totals.failed;
+    totals.max_recv_latency_ns = std::max(totals.max_recv_latency_ns, t.done_ns - t.recv_called_ns);
+  }
+  return totals;
+}
+
+TransportFields transport_fields(const TransportStats& s) {
+  return {{{"bytes_on_wire", s.bytes_on_wire_tx},
+           {"sends", s.sends},
+           {"rdma_writes", s.rdma_writes},
+           {"rdma_writes_with_imm", s.rdma_writes_with_imm},
+           {"rdma_reads", s.rdma_reads},
+           {"registrations", s.registrations},
+           {"registered_bytes", s.registered_bytes},
+           {"deregistrations", s.deregistrations},
+           {"cpu_copies", s.cpu_copies},
+           {"cpu_copy_bytes", s.cpu_copy_bytes},
+           {"copy_engine_copies", s.copy_engine_copies},
+           {"copy_engine_bytes", s.copy_engine_bytes},
+           {"rnr_retries", s.rnr_retries},
+           {"completions_error", s.completions_error}}};
+}
+
+std::vector<std::pair<std::string_view, uint64_t>> protocol_fields(const ProtocolCounters& counters) {
+  std::vector<std::pair<std::string_view, uint64_t>> fields;
+  fields.reserve(counters.size() + 1);
+  auto set = [&fields](std::string_view key, uint64_t value) {
+    for (auto& field : fields) {
+      if (field.first == key) {
+        field.second = value;
+        return;
+      }
+    }
+    fields.emplace_back(key, value);
+  };
+  for (const ProtocolCounter& c : counters) set(c.name, c.value);
+  set("control_messages", counter_total(counters, CounterRole::kControlMessage));
+  return fields;
+}
+
+double run_utilisation(const ResourceUsage& u, const RunReport& report) {
+  return report.end_ns > 0 ? static_cast<double>(u.busy_ns) / static_cast<double>(report.end_ns)
+                           : 0.0;
+}
 
 uint64_t tensors_transferred(const RunReport& report) {
   uint64_t n = 0;
@@ -165,7 +189,7 @@ void add_run_header(Json& j, const RunReport& report) {
 
 // A point-to-point workload: its steps of tensors.
 void add_point_to_point_results(Json& j, const RunReport& report,
-                                const MeasuredWallTimes& measured) {
+                                const MeasuredWallTimes& measured, BulkParts bulk) {
   const WorkloadResult& w = report.workload;
   j["workload"] = Json{{"kind", report.workload_kind},
                        {"finished", w.finished},
@@ -174,6 +198,10 @@ void add_point_to_point_results(Json& j, const RunReport& report,
                        {"recvs_failed", w.recvs_failed},
                        {"content_mismatches", w.content_mismatches},
                        {"recvs_completed_twice", w.recvs_completed_twice}};
+  if (bulk == BulkParts::kPlaceholders) {
+    j["steps"] = nullptr;
+    return;
+  }
   Json steps = Json::array();
   const std::vector<std::optional<int64_t>> no_measured_transfers;
   for (size_t i = 0; i < w.steps.size(); ++i) {
@@ -187,13 +215,16 @@ void add_point_to_point_results(Json& j, const RunReport& report,
 }
 
 // The transport's and the protocol's counters, in total and per rank.
-void add_counters(Json& j, const RunReport& report) {
+void add_counters(Json& j, const RunReport& report, BulkParts bulk) {
   j["transport"] = transport_json(report.total_stats);
   Json p = Json{{"name", report.protocol}};
   p.update(protocol_json(total_protocol_counters(report)));
   if (!report.collective_run()) p["control_messages_per_tensor"] = control_messages_per_tensor(report);
   j["protocol"] = std::move(p);
-
+  if (bulk == BulkParts::kPlaceholders) {
+    j["per_rank"] = nullptr;
+    return;
+  }
   Json per_rank = Json::array();
   const size_t ranks = std::max(report.rank_stats.size(), report.protocol_counters.size());
   for (size_t r = 0; r < ranks; ++r) {
@@ -211,7 +242,7 @@ void add_counters(Json& j, const RunReport& report) {
 
 // Where the time went, as flat numbers a sweep's row can carry (each key
 // only when it was measured), then every busy resource.
-void add_time_account(Json& j, const RunReport& report) {
+void add_time_account(Json& j, const RunReport& report, BulkParts bulk) {
   if (const std::optional<TimeAccount> a = time_account(report)) {
     j["bottleneck"] = a->bottleneck.name;
     j["bottleneck_utilisation"] = a->bottleneck_utilisation;
@@ -228,6 +259,10 @@ void add_time_account(Json& j, const RunReport& report) {
   }
   if (!report.jitter.empty()) j["jitter"] = report.jitter;
   if (report.resources.empty()) return;
+  if (bulk == BulkParts::kPlaceholders) {
+    j["resources"] = nullptr;
+    return;
+  }
   Json resources = Json::array();
   for (const ResourceUsage& u : report.resources) {
     if (u.busy_ns == 0) continue;  // a cluster's idle parts would bury the busy ones
@@ -235,70 +270,35 @@ void add_time_account(Json& j, const RunReport& report) {
                              {"kind", resource_kind_name(u.kind)},
                              {"busy_ns", u.busy_ns},
                              {"bytes", u.bytes},
-                             {"utilisation", report.end_ns > 0 ? static_cast<double>(u.busy_ns) /
-                                                                     static_cast<double>(report.end_ns)
-                                                               : 0.0}});
+                             {"utilisation", run_utilisation(u, report)}});
   }
   j["resources"] = std::move(resources);
 }
 
 }  // namespace
 
-Json results_json(const RunReport& report, const MeasuredWallTimes& measured) {
-  Json j;
+Json results_document(const RunReport& report, const MeasuredWallTimes& measured,
+                      BulkParts bulk) {
+  Json j = Json::object();
+  // A top-level key's pair holds a const string, so a reallocation copies
+  // every member, the steps' whole tree too, rather than moving them: room for
+  // all keys up front keeps that from happening.
+  j.get_ref<Json::object_t&>().reserve(64);
   add_run_header(j, report);
   if (report.collective_run()) {
     // The protocol writes its own keys; one that could not plan has none.
     if (report.collective) report.collective->add_results(j, report.workload_kind);
   } else {
-    add_point_to_point_results(j, report, measured);
+    add_point_to_point_results(j, report, measured, bulk);
   }
-  add_counters(j, report);
-  add_time_account(j, report);
+  add_counters(j, report, bulk);
+  add_time_account(j, report, bulk);
   if (!report.coverage.empty()) j["coverage"] = coverage_json(report.coverage);
   return j;
 }
 
-namespace {
-
-// Objects and arrays above this depth are laid out a member per line,
-// indented; deeper ones each on one line. The records of a run's tensors sit
-// at this depth (steps, a step, its per_tensor list, a record): a 256-node
-// run has 81,280 of them, and laid out a field per line they made a 43 MB
-// file whose formatting and writing were a fifth of the run.
-constexpr int kIndentedDepth = 4;
-
-void append_json(std::string& out, const Json& j, int depth) {
-  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
-  if (depth >= kIndentedDepth || !j.is_structured() || j.empty()) {
-    out += j.dump(-1, ' ', false, kReplace);
-    return;
-  }
-  const bool object = j.is_object();
-  out += object ? '{' : '[';
-  bool first = true;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    out += first ? "\n" : ",\n";
-    first = false;
-    out.append(2 * static_cast<size_t>(depth + 1), ' ');
-    if (object) {
-      out += Json(it.key()).dump(-1, ' ', false, kReplace);
-      out += ": ";
-    }
-    append_json(out, *it, depth + 1);
-  }
-  out += '\n';
-  out.append(2 * static_cast<size_t>(depth), ' ');
-  out += object ? '}' : ']';
-}
-
-}  // namespace
-
-std::string results_json_text(const RunReport& report, const MeasuredWallTimes& measured) {
-  std::string out;
-  append_json(out, results_json(report, measured), 0);
-  out += '\n';
-  return out;
+Json results_json(const RunReport& report, const MeasuredWallTimes& measured) {
+  return results_document(report, measured, BulkParts::kInTree);
 }
 
 }  // namespace tensorwire::report

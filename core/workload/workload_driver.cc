@@ -262,7 +262,9 @@ class WorkloadDriver::Impl {
     }
     phase_start_ns_ = clock0().now_ns();
     phase_open_ = true;
+    ++phase_serial_;
     const auto& transfers = phase().transfers;
+    TW_ASSERT_MSG(transfers.size() <= UINT32_MAX, "a phase's transfers are numbered in 32 bits");
     first_result_ = result_.steps.back().transfers.size();
     recvs_left_ = 0;
     slots_.assign(transfers.size(), RecvSlot{});
@@ -293,14 +295,19 @@ class WorkloadDriver::Impl {
       }
       // A phase can end before its timers fire (every transfer failed early);
       // a timer from an ended phase must not act on the next phase's transfer i.
+      // The phase by its serial and i as 32 bits: a capture of 16 bytes,
+      // which std::function keeps without allocating (two timers per
+      // transfer; with 64-bit step and phase indices each allocated).
+      const auto index = static_cast<uint32_t>(i);
+      const uint32_t serial = phase_serial_;
       if (is_local(t.src)) {
-        envs_[t.src].clock.schedule_after(t.send_offset_ns, [this, i, step_index, phase_index] {
-          if (is_current(step_index, phase_index)) do_send(i);
+        envs_[t.src].clock.schedule_after(t.send_offset_ns, [this, index, serial] {
+          if (is_open_phase(serial)) do_send(index);
         });
       }
       if (is_local(t.dst)) {
-        envs_[t.dst].clock.schedule_after(t.recv_offset_ns, [this, i, step_index, phase_index] {
-          if (is_current(step_index, phase_index) && !slots_[i].done) do_recv(i);
+        envs_[t.dst].clock.schedule_after(t.recv_offset_ns, [this, index, serial] {
+          if (is_open_phase(serial) && !slots_[index].done) do_recv(index);
         });
       }
     }
@@ -312,6 +319,8 @@ class WorkloadDriver::Impl {
   bool is_current(size_t step_index, size_t phase_index) const {
     return phase_open_ && step_index == step_index_ && phase_index == phase_index_;
   }
+  // Each phase is started once, so its serial names it as (step, phase) does.
+  bool is_open_phase(uint32_t serial) const { return phase_open_ && serial == phase_serial_; }
 
   Tensor make_source(const TensorTransfer& t, uint64_t key, SourceState& state) {
     Tensor tensor;
@@ -556,6 +565,7 @@ class WorkloadDriver::Impl {
   std::vector<RecvSlot> slots_;
   size_t step_index_ = 0;
   size_t phase_index_ = 0;
+  uint32_t phase_serial_ = 0;  // phases started so far
   size_t first_result_ = 0;
   size_t recvs_left_ = 0;
   TimeNs phase_start_ns_ = 0;
