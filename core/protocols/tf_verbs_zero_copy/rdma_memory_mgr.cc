@@ -10,13 +10,14 @@ namespace tensorwire::tf_verbs {
 RdmaMemoryMgr::RdmaMemoryMgr(Nic& nic, MemorySpace& memory) : nic_(nic), memory_(memory) {}
 
 RdmaMemoryMgr::~RdmaMemoryMgr() {
-  while (!allocations_.empty()) destroy_allocation(allocations_.begin()->first);
+  // In address order, as the ordered map this table was freed in.
+  for (uint64_t addr : sorted_keys(allocations_)) destroy_allocation(addr);
   while (!regions_.empty()) deregister_region(regions_.begin()->first);
 }
 
 std::optional<RdmaTensorMetaData> RdmaMemoryMgr::get_tensor_meta_data(RankId src,
                                                                       std::string_view name) const {
-  auto it = meta_data_.find(MetaKeyLess::View{src, name});
+  auto it = meta_data_.find(MetaView{src, name});
   if (it == meta_data_.end()) return std::nullopt;
   return it->second;
 }
@@ -24,16 +25,16 @@ std::optional<RdmaTensorMetaData> RdmaMemoryMgr::get_tensor_meta_data(RankId src
 void RdmaMemoryMgr::set_tensor_meta_data(RankId src, std::string_view name,
                                          const RdmaTensorMetaData& meta) {
   changed();
-  if (auto it = meta_data_.find(MetaKeyLess::View{src, name}); it != meta_data_.end()) {
+  if (auto it = meta_data_.find(MetaView{src, name}); it != meta_data_.end()) {
     it->second = meta;
     return;
   }
-  meta_data_.emplace(std::pair<RankId, std::string>{src, std::string(name)}, meta);
+  meta_data_.emplace(MetaKey{src, std::string(name)}, meta);
 }
 
 void RdmaMemoryMgr::erase_tensor_meta_data(RankId src, std::string_view name) {
   changed();
-  if (auto it = meta_data_.find(MetaKeyLess::View{src, name}); it != meta_data_.end()) meta_data_.erase(it);
+  if (auto it = meta_data_.find(MetaView{src, name}); it != meta_data_.end()) meta_data_.erase(it);
 }
 
 std::optional<MemoryRegion> RdmaMemoryMgr::find_region(uint64_t addr, uint64_t length) const {
@@ -118,7 +119,8 @@ Result<RegisteredBuffer> RdmaMemoryMgr::allocate_pooled(const PoolKey& key, uint
   if (overlapping_hand_out_ && key.registered) {
     // The planted mistake: the first buffer of this class still in use, as
     // if it were free.
-    for (auto& [addr, a] : allocations_) {
+    for (uint64_t addr : sorted_keys(allocations_)) {
+      const Allocation& a = allocations_.at(addr);
       if (a.in_use && a.key.tie() == key.tie()) return view(a);
     }
   }
@@ -256,20 +258,22 @@ void RdmaMemoryMgr::digest(StateDigest& d) const {
 
 void RdmaMemoryMgr::digest_afresh(StateDigest& d) const {
   d.add(meta_data_.size());
-  for (const auto& [key, meta] : meta_data_) {
-    d.add(key.first).add(key.second);
-    meta.digest(d);
+  for (const auto* entry : sorted_entries(meta_data_)) {
+    d.add(entry->first.first).add(entry->first.second);
+    entry->second.digest(d);
   }
   d.add(regions_.size());
   for (const auto& [addr, entry] : regions_) {
     d.add(addr).add(entry.region.length).add(entry.region.rkey).add(static_cast<uint64_t>(entry.owner));
   }
   d.add(allocations_.size());
-  for (const auto& [addr, a] : allocations_) {
+  for (const auto* entry : sorted_entries(allocations_)) {
+    const auto& [addr, a] = *entry;
     d.add(addr).add(a.whole.length).add(a.in_use ? 1 : 0).add(a.region ? a.region->rkey : 0);
   }
   d.add(free_.size());
-  for (const auto& [key, addrs] : free_) {
+  for (const auto* entry : sorted_entries(free_)) {
+    const auto& [key, addrs] = *entry;
     d.add(key.bytes).add(addrs.size());
     for (uint64_t addr : addrs) d.add(addr);
   }

@@ -21,12 +21,14 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "core/memory.h"
 #include "core/state_digest.h"
 #include "core/nic.h"
+#include "core/protocols/tf_verbs_zero_copy/hashed_tables.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_tensor_meta_data.h"
 #include "core/status.h"
 
@@ -116,6 +118,15 @@ class RdmaMemoryMgr {
     uint64_t bytes;
     auto tie() const { return std::tie(kind, device, access, registered, bytes); }
     bool operator<(const PoolKey& o) const { return tie() < o.tie(); }
+    bool operator==(const PoolKey& o) const { return tie() == o.tie(); }
+  };
+  struct PoolKeyHash {
+    size_t operator()(const PoolKey& k) const {
+      const uint64_t kind_device_access = (uint64_t{static_cast<uint8_t>(k.kind)} << 56) ^
+                                          (uint64_t{k.device} << 24) ^ (uint64_t{k.access} << 1) ^
+                                          (k.registered ? 1 : 0);
+      return hash_combine(std::hash<uint64_t>{}(k.bytes), kind_device_access);
+    }
   };
   struct Allocation {
     Buffer whole;  // as allocated (size-class length)
@@ -131,22 +142,20 @@ class RdmaMemoryMgr {
 
   Nic& nic_;
   MemorySpace& memory_;
-  // Ordered by (rank, name) and searched by a string_view of the name: a
-  // lookup at every request and response makes no string.
-  struct MetaKeyLess {
-    using is_transparent = void;
-    using View = std::pair<RankId, std::string_view>;
-    static View view(const std::pair<RankId, std::string>& k) { return {k.first, k.second}; }
-    static View view(const View& k) { return k; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return view(a) < view(b);
-    }
-  };
-  std::map<std::pair<RankId, std::string>, RdmaTensorMetaData, MetaKeyLess> meta_data_;
+  // Hashed, searched by a string_view of the name: a lookup at every request
+  // and response makes no string and compares no names on the way. Walked in
+  // (rank, name) order (sorted_entries) by the digest.
+  using MetaKey = std::pair<RankId, std::string>;
+  using MetaView = std::pair<RankId, std::string_view>;
+  std::unordered_map<MetaKey, RdmaTensorMetaData, NamedKeyHash<MetaKey, MetaView>,
+                     NamedKeyEqual<MetaKey, MetaView>>
+      meta_data_;
   std::map<uint64_t, RegionEntry> regions_;        // by start address, non-overlapping
-  std::map<uint64_t, Allocation> allocations_;     // pool buffers by address
-  std::map<PoolKey, std::vector<uint64_t>> free_;  // free pool buffers by class
+  // Pool buffers by address: hashed (looked up at every release), walked in
+  // address order (sorted_keys) wherever the order shows.
+  std::unordered_map<uint64_t, Allocation> allocations_;
+  // Free pool buffers by class: hashed, walked in class order by the digest.
+  std::unordered_map<PoolKey, std::vector<uint64_t>, PoolKeyHash> free_;
   uint64_t registrations_ = 0;
   uint64_t pool_reuses_ = 0;
   uint64_t sizes_off_class_ = 0;

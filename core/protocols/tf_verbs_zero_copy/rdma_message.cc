@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/assert.h"
 
@@ -299,7 +300,10 @@ const char* rdma_message_type_name(RdmaMessageType type) {
 }
 
 bool is_valid_rdma_message_type(uint8_t raw) {
-  return std::strcmp(rdma_message_type_name(static_cast<RdmaMessageType>(raw)), "UNKNOWN") != 0;
+  // The values rdma_message_type_name() names (checked at every message:
+  // no string compare).
+  return raw >= static_cast<uint8_t>(RdmaMessageType::kTensorRequest) &&
+         raw <= static_cast<uint8_t>(RdmaMessageType::kErrorStatus);
 }
 
 size_t encoded_size(const RdmaMessage& message) {
@@ -375,8 +379,24 @@ Result<size_t> encode(const RdmaMessage& m, std::span<std::byte> out) {
 }
 
 Result<RdmaMessage> decode(std::span<const std::byte> in) {
-  ByteReader r(in);
   RdmaMessage m;
+  if (Status st = decode_into(in, m); !st.is_ok()) return st;
+  return m;
+}
+
+Status decode_into(std::span<const std::byte> in, RdmaMessage& m) {
+  // A fresh message, but with the memory of the last one's name, message and dims.
+  std::string name = std::move(m.name);
+  std::string error_message = std::move(m.error_message);
+  std::vector<int64_t> dims = std::move(m.tensor_shape.dims);
+  m = RdmaMessage{};
+  name.clear();
+  error_message.clear();
+  dims.clear();
+  m.name = std::move(name);
+  m.error_message = std::move(error_message);
+  m.tensor_shape.dims = std::move(dims);
+  ByteReader r(in);
   if (Status st = read_header(r, m); !st.is_ok()) return st;
   if (Status st = read_destination(r, m); !st.is_ok()) return st;
   if (Status st = read_tensor_kind(r, m); !st.is_ok()) return st;
@@ -396,7 +416,7 @@ Result<RdmaMessage> decode(std::span<const std::byte> in) {
   // What decode() accepts, encode() reproduces byte for byte: same size,
   // within the ring slot (max_encoded_size()).
   TW_ASSERT(encoded_size(m) == in.size() && in.size() <= max_encoded_size());
-  return m;
+  return Status::ok();
 }
 
 std::string to_string(const RdmaMessage& m) {

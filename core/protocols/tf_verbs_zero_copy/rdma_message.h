@@ -92,6 +92,10 @@ Result<size_t> encode(const RdmaMessage& message, std::span<std::byte> out);
 // byte other than 0/1, too many dims, a negative dim, element count or byte
 // count overflow, tensor_bytes inconsistent with the shape, trailing bytes.
 Result<RdmaMessage> decode(std::span<const std::byte> in);
+// decode() into `out`, reusing its strings' and dims' memory: a rank decodes
+// every control message it receives into one. On success `out` equals what
+// decode() returns; on an error its contents are unspecified.
+Status decode_into(std::span<const std::byte> in, RdmaMessage& out);
 
 // Short human description for traces and errors:
 // "TENSOR_REQUEST name=a step=3 idx=7 float32[2,3] bytes=24".

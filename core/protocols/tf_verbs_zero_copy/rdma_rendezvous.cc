@@ -4,16 +4,19 @@
 // completion handler that dispatches every completion by wr_id and opcode.
 #include "core/protocols/tf_verbs_zero_copy/rdma_rendezvous.h"
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <iterator>
-#include <map>
 #include <optional>
+#include <ranges>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "core/protocols/tf_verbs_zero_copy/hashed_tables.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_channel.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_imm_data.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_memory_mgr.h"
@@ -43,6 +46,16 @@ Status transport_error(const Completion& c) {
 }
 
 using TensorKey = std::pair<std::string, uint64_t>;  // (name, step_id)
+using TensorView = std::pair<std::string_view, uint64_t>;
+// The local tag-match tables: hashed, looked up by a view of the name.
+template <typename Value>
+using TensorTable = std::unordered_map<TensorKey, Value, NamedKeyHash<TensorKey, TensorView>,
+                                       NamedKeyEqual<TensorKey, TensorView>>;
+
+// response_by_request_'s key: (peer, request_index) in one word, ordered as the pair.
+uint64_t by_request_key(RankId peer, uint32_t request_index) {
+  return (uint64_t{peer} << 32) | request_index;
+}
 
 // Where RendezvousStats counts a control message type (wire values 1..4).
 size_t message_type_index(wire::RdmaMessageType type) {
@@ -68,10 +81,15 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     if (started_) env_.nic.set_completion_handler([](const Completion&) {});
     // SendDone callbacks of tensors still held are dropped with the rendezvous
     // (alive_ is false now).
-    for (auto& [id, response] : responses_) response->Fail(Status(StatusCode::kAborted, "shutdown"));
-    requests_.clear();
-    responses_.clear();
-    sent_.clear();
+    // In the order the ordered maps these tables replaced did it: responses
+    // fail by ascending id, and clear() destroyed entries by descending key.
+    for (uint64_t id : sorted_keys(responses_)) {
+      auto it = responses_.find(id);
+      if (it != responses_.end()) it->second->Fail(Status(StatusCode::kAborted, "shutdown"));
+    }
+    destroy_descending(requests_);
+    destroy_descending(responses_);
+    for (const TensorKey& key : sorted_keys(sent_) | std::views::reverse) sent_.erase(key);
     channels_.clear();
   }
 
@@ -92,11 +110,14 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       if (!st.is_ok()) {
         return Status(st.code(), "channel to rank " + std::to_string(peer) + ": " + st.message());
       }
-      channels_.emplace(peer, std::move(channel));
+      if (peer >= channels_.size()) channels_.resize(size_t{peer} + 1);
+      TW_ASSERT_MSG(!channels_[peer], "one channel per peer");
+      channels_[peer] = std::move(channel);
+      ++channel_count_;
     }
     // Only now: a start() that failed half-way leaves send/recv refusing work
     // instead of finding some peers without a channel.
-    TW_ASSERT_MSG(channels_.size() <= env_.nic.world_size() - 1, "at most a channel per other rank");
+    TW_ASSERT_MSG(channel_count_ <= env_.nic.world_size() - 1, "at most a channel per other rank");
     started_ = true;
     return Status::ok();
   }
@@ -179,8 +200,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     if (options_.planted_bug == PlantedBug::kReuseRequestIndex && !requests_.empty()) {
       // An index still outstanding: the new request takes the old one's place.
       indices_.release(*index);
-      index = requests_.begin()->first;
-      requests_.erase(requests_.begin());
+      index = std::ranges::min(requests_ | std::views::keys);  // the smallest, as before
+      requests_.erase(*index);
     }
     // The allocator never hands out an index still outstanding (the planted
     // bug took the old request's place above).
@@ -219,7 +240,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   // Removes the oldest request parked for `key` (Recv before Send) and returns
   // its response id; nullopt when none is parked or its response is gone.
   std::optional<uint64_t> take_parked(const TensorKey& key) {
-    auto parked = parked_.find(key);
+    if (parked_.empty()) return std::nullopt;  // the usual case: no hashing of the name
+    auto parked = parked_.find(TensorView{key.first, key.second});
     if (parked == parked_.end() || parked->second.empty()) return std::nullopt;
     uint64_t id = parked->second.front();
     parked->second.pop_front();
@@ -236,6 +258,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     for (auto& [index, entry] : requests_) {
       if (entry.request->step_id() == step_id) requests.push_back(index);
     }
+    std::sort(requests.begin(), requests.end());
     for (uint32_t index : requests) {
       auto it = requests_.find(index);
       if (it == requests_.end()) continue;
@@ -246,6 +269,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     for (auto& [id, response] : responses_) {
       if (response->step_id() == step_id) responses.push_back(id);
     }
+    std::sort(responses.begin(), responses.end());
     for (uint64_t id : responses) {
       auto it = responses_.find(id);
       if (it == responses_.end()) continue;
@@ -253,13 +277,11 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       after_response(id);
     }
     std::erase_if(failed_sends_, [step_id](const auto& kv) { return kv.first.second == step_id; });
-    for (auto it = sent_.begin(); it != sent_.end();) {
-      if (it->first.second == step_id) {
-        it->second->status = why;
-        it = sent_.erase(it);  // SendDone runs as the last holder lets go
-      } else {
-        ++it;
-      }
+    for (const TensorKey& key : sorted_keys(sent_)) {
+      if (key.second != step_id) continue;
+      auto it = sent_.find(key);
+      it->second->status = why;
+      sent_.erase(it);  // SendDone runs as the last holder lets go: in key order
     }
   }
 
@@ -283,32 +305,41 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     mgr_.digest(d);
     indices_.digest(d);
     digest_buffer(d, zero_source_.buffer);
-    d.add(channels_.size());
-    for (const auto& [peer, ch] : channels_) ch->digest(d);
+    d.add(channel_count_);
+    for (const auto& ch : channels_) {
+      if (ch) ch->digest(d);
+    }
     d.add(sent_.size());
-    for (const auto& [key, sent] : sent_) {
+    for (const auto* entry : sorted_entries(sent_)) {
+      const auto& [key, sent] = *entry;
       d.add(key.first).add(key.second).add(sent.use_count());
       digest_buffer(d, sent->tensor.buffer);
       d.add(static_cast<uint64_t>(sent->status.code()));
     }
     d.add(parked_.size());
-    for (const auto& [key, ids] : parked_) {
+    for (const auto* entry : sorted_entries(parked_)) {
+      const auto& [key, ids] = *entry;
       d.add(key.first).add(key.second).add(ids.size());
       for (uint64_t id : ids) d.add(id);
     }
     d.add(failed_sends_.size());
-    for (const auto& [key, why] : failed_sends_) d.add(key.first).add(key.second).add(static_cast<uint64_t>(why.code()));
+    for (const auto* entry : sorted_entries(failed_sends_)) {
+      d.add(entry->first.first).add(entry->first.second);
+      d.add(static_cast<uint64_t>(entry->second.code()));
+    }
     d.add(aborted_steps_.size());
     for (uint64_t step : aborted_steps_) d.add(step);
     d.add(requests_.size());
-    for (const auto& [index, entry] : requests_) {
-      d.add(index).add(entry.serial);
-      entry.request->digest(d);
+    for (const auto* entry : sorted_entries(requests_)) {
+      d.add(entry->first).add(entry->second.serial);
+      entry->second.request->digest(d);
     }
     d.add(responses_.size());
-    for (const auto& [id, response] : responses_) response->digest(d);
+    for (const auto* entry : sorted_entries(responses_)) entry->second->digest(d);
     d.add(response_by_request_.size());
-    for (const auto& [key, id] : response_by_request_) d.add(key.first).add(key.second).add(id);
+    for (const auto* entry : sorted_entries(response_by_request_)) {
+      d.add(entry->first >> 32).add(entry->first & 0xFFFFFFFFu).add(entry->second);
+    }
     return d.value();
   }
 
@@ -374,8 +405,14 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   };
 
   RdmaChannel* channel(RankId peer) {
-    auto it = channels_.find(peer);
-    return it == channels_.end() ? nullptr : it->second.get();
+    return peer < channels_.size() ? channels_[peer].get() : nullptr;
+  }
+
+  // Destroys every entry of `table`, the largest key first (as std::map's
+  // clear() did: destructors release buffers and cancel timers).
+  template <typename Table>
+  static void destroy_descending(Table& table) {
+    for (const auto& key : sorted_keys(table) | std::views::reverse) table.erase(key);
   }
 
   void fail_later(RecvDone done, Status why) {
@@ -406,9 +443,10 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     auto it = responses_.find(id);
     if (it == responses_.end() || !it->second->finished()) return;
     RdmaTensorResponse& r = *it->second;
-    const size_t indexed = response_by_request_.erase({r.peer(), r.request_index()});
+    const size_t indexed = response_by_request_.erase(by_request_key(r.peer(), r.request_index()));
     TW_ASSERT_MSG(indexed == 1, "every live response is found by (peer, request_index)");
-    auto parked = parked_.find({r.name(), r.step_id()});
+    // Most responses were never parked: no hashing of the name for them.
+    auto parked = parked_.empty() ? parked_.end() : parked_.find(TensorView{r.name(), r.step_id()});
     if (parked != parked_.end()) {
       std::erase(parked->second, id);
       if (parked->second.empty()) parked_.erase(parked);
@@ -471,23 +509,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       return;
     }
     if (c.opcode == CompletionOpcode::kRecv) {
-      std::span<const std::byte> bytes = ch.ring_bytes(slot, c.byte_len);
-      Result<wire::RdmaMessage> message =
-          bytes.empty() ? Result<wire::RdmaMessage>(Status(
-                              StatusCode::kMalformedMessage,
-                              "empty or oversized control message (" +
-                                  std::to_string(c.byte_len) + " bytes)"))
-                        : wire::decode(bytes);
-      repost(ch, slot);
-      if (ch.broken()) return;
-      if (!message.is_ok()) {
-        ++stats_.malformed_messages;
-        fail_channel(ch, Status(StatusCode::kMalformedMessage,
-                                "control message from rank " + std::to_string(ch.peer()) + ": " +
-                                    message.status().message()));
-        return;
-      }
-      on_control_message(ch, *message);
+      on_ring_message(ch, slot, c);
       return;
     }
     repost(ch, slot);
@@ -497,6 +519,38 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       return;
     }
     on_write_with_imm(ch, c.imm_data, c.byte_len);
+  }
+
+  // A control message in ring slot `slot`, decoded into decoded_ (its memory
+  // reused: no allocation per message), or into a message of its own when
+  // this runs inside another message's handler.
+  void on_ring_message(RdmaChannel& ch, uint64_t slot, const Completion& c) {
+    std::span<const std::byte> bytes = ch.ring_bytes(slot, c.byte_len);
+    std::optional<wire::RdmaMessage> nested;
+    wire::RdmaMessage& message = decoding_ ? nested.emplace() : decoded_;
+    const bool outer = !decoding_;
+    decoding_ = true;
+    struct Done {
+      bool& decoding;
+      bool outer;
+      ~Done() {
+        if (outer) decoding = false;
+      }
+    } done{decoding_, outer};
+    Status decoded = bytes.empty() ? Status(StatusCode::kMalformedMessage,
+                                            "empty or oversized control message (" +
+                                                std::to_string(c.byte_len) + " bytes)")
+                                   : wire::decode_into(bytes, message);
+    repost(ch, slot);
+    if (ch.broken()) return;
+    if (!decoded.is_ok()) {
+      ++stats_.malformed_messages;
+      fail_channel(ch, Status(StatusCode::kMalformedMessage, "control message from rank " +
+                                                                 std::to_string(ch.peer()) + ": " +
+                                                                 decoded.message()));
+      return;
+    }
+    on_control_message(ch, message);
   }
 
   void on_write_with_imm(RdmaChannel& ch, uint32_t imm, uint32_t byte_len) {
@@ -540,7 +594,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
         return;
       }
       case wire::RdmaMessageType::kTensorReRequest: {
-        auto found = response_by_request_.find({ch.peer(), m.request_index});
+        auto found = response_by_request_.find(by_request_key(ch.peer(), m.request_index));
         if (found == response_by_request_.end()) {
           // A withdrawal racing with the write that completed the request is expected.
           ++stats_.stale_messages;
@@ -577,7 +631,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   }
 
   void on_tensor_request(RdmaChannel& ch, const wire::RdmaMessage& m) {
-    std::pair<RankId, uint32_t> by_request{ch.peer(), m.request_index};
+    const uint64_t by_request = by_request_key(ch.peer(), m.request_index);
     if (response_by_request_.count(by_request) || is_reserved_imm(m.request_index)) {
       ++stats_.protocol_errors;  // a request_index reused while outstanding
       return;
@@ -588,7 +642,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     TW_ASSERT_MSG(fresh, "response ids are never reused");
     response_by_request_.emplace(by_request, id);
     RdmaTensorResponse& r = *responses_.at(id);
-    TensorKey key{m.name, m.step_id};
+    const TensorView key{m.name, m.step_id};
     if (aborted_steps_.count(m.step_id)) {
       stats_.count(TfVerbsPath::kRequestForAbortedStep);
       r.Abort(Status(StatusCode::kAborted, "step " + std::to_string(m.step_id) +
@@ -598,7 +652,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       after_response(id);
       return;
     }
-    if (auto failed = failed_sends_.find(key); failed != failed_sends_.end()) {
+    // failed_sends_ is almost always empty: no hashing of the name then.
+    if (auto failed = failed_sends_.empty() ? failed_sends_.end() : failed_sends_.find(key);
+        failed != failed_sends_.end()) {
       r.Abort(failed->second);  // the Send failed here before the request came
       failed_sends_.erase(failed);
       after_response(id);
@@ -606,7 +662,8 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     }
     auto sent = sent_.find(key);
     if (sent == sent_.end()) {
-      parked_[key].push_back(id);  // Recv before Send: wait for the tensor
+      // Recv before Send: wait for the tensor.
+      parked_.try_emplace(TensorKey{m.name, m.step_id}).first->second.push_back(id);
       stats_.count(TfVerbsPath::kRecvBeforeSend);
       return;
     }
@@ -643,6 +700,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       for (auto& [id, response] : responses_) {
         if (response->peer() == ch.peer() && !response->writing()) answerable.push_back(id);
       }
+      std::sort(answerable.begin(), answerable.end());
       for (uint64_t id : answerable) {
         auto it = responses_.find(id);
         if (it == responses_.end()) continue;
@@ -660,6 +718,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     for (auto& [index, entry] : requests_) {
       if (entry.request->src() == ch.peer()) requests.push_back(index);
     }
+    std::sort(requests.begin(), requests.end());
     for (uint32_t index : requests) {
       auto it = requests_.find(index);
       if (it == requests_.end()) continue;
@@ -670,6 +729,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     for (auto& [id, response] : responses_) {
       if (response->peer() == ch.peer()) responses.push_back(id);
     }
+    std::sort(responses.begin(), responses.end());
     for (uint64_t id : responses) {
       auto it = responses_.find(id);
       if (it == responses_.end()) continue;
@@ -701,17 +761,25 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   bool start_attempted_ = false;
   mutable RendezvousStats stats_;
   RegisteredBuffer zero_source_;
+  wire::RdmaMessage decoded_;  // the control message being handled (on_ring_message)
+  bool decoding_ = false;      // decoded_ is in use
   RequestIndexAllocator indices_;
   uint64_t next_serial_ = 1;
   uint64_t next_response_id_ = 1;
-  std::map<RankId, std::unique_ptr<RdmaChannel>> channels_;
-  std::map<TensorKey, std::shared_ptr<SentTensor>> sent_;     // local tag-match table
-  std::map<TensorKey, std::deque<uint64_t>> parked_;          // requests before Send
-  std::map<TensorKey, Status> failed_sends_;                  // Sends that failed locally
+  // By peer rank up to the highest peer (null: no channel), so a completion
+  // finds its channel at once; a pointer per rank below the highest peer is
+  // little beside a channel's ring.
+  std::vector<std::unique_ptr<RdmaChannel>> channels_;
+  size_t channel_count_ = 0;
+  // Hashed tables (hashed_tables.h): looked up at every message, walked in
+  // key order wherever the order shows.
+  TensorTable<std::shared_ptr<SentTensor>> sent_;  // local tag-match table
+  TensorTable<std::deque<uint64_t>> parked_;       // requests before Send
+  TensorTable<Status> failed_sends_;               // Sends that failed locally
   std::set<uint64_t> aborted_steps_;
-  std::map<uint32_t, RequestEntry> requests_;
-  std::map<uint64_t, std::unique_ptr<RdmaTensorResponse>> responses_;
-  std::map<std::pair<RankId, uint32_t>, uint64_t> response_by_request_;
+  std::unordered_map<uint32_t, RequestEntry> requests_;
+  std::unordered_map<uint64_t, std::unique_ptr<RdmaTensorResponse>> responses_;
+  std::unordered_map<uint64_t, uint64_t> response_by_request_;  // by_request_key -> id
 };
 
 RdmaRendezvous::RdmaRendezvous(RankEnv env, TfVerbsOptions options)

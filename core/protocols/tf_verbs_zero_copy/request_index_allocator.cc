@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/assert.h"
+#include "core/protocols/tf_verbs_zero_copy/hashed_tables.h"
 
 namespace tensorwire::tf_verbs {
 
@@ -31,7 +32,7 @@ void RequestIndexAllocator::release(uint32_t index) { outstanding_.erase(index);
 
 void RequestIndexAllocator::digest(StateDigest& d) const {
   d.add(next_).add(outstanding_.size());
-  for (uint32_t i : outstanding_) d.add(i);
+  for (uint32_t i : sorted_keys(outstanding_)) d.add(i);
 }
 
 }  // namespace tensorwire::tf_verbs

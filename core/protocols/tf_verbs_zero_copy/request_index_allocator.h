@@ -9,7 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <set>
+#include <unordered_set>
 
 #include "core/protocols/tf_verbs_zero_copy/rdma_imm_data.h"
 #include "core/state_digest.h"
@@ -33,7 +33,8 @@ class RequestIndexAllocator {
  private:
   uint32_t max_index_;
   uint32_t next_ = 0;
-  std::set<uint32_t> outstanding_;
+  // Hashed: an insert and an erase per Recv; the digest walks it in order.
+  std::unordered_set<uint32_t> outstanding_;
 };
 
 }  // namespace tensorwire::tf_verbs

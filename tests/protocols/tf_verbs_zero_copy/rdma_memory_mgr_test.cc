@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "tests/protocols/tf_verbs_zero_copy/fake_rank.h"
 
 namespace tensorwire::tf_verbs {
@@ -217,6 +221,26 @@ TEST_F(RdmaMemoryMgrTest, DigestFollowsEveryChange) {
   EXPECT_NE(with_source, discarded);
   mgr.forget_source(source);
   EXPECT_EQ(digest_of(mgr), discarded);
+}
+
+// The meta-data cache is hashed: the same entries give the same digest
+// whatever order they were set in (a model checker's states must not depend
+// on the order of events that reached them).
+TEST_F(RdmaMemoryMgrTest, DigestIgnoresTheOrderTheCacheWasFilledIn) {
+  RdmaMemoryMgr forward(nic_, memory_);
+  RdmaMemoryMgr backward(nic_, memory_);
+  RdmaTensorMetaData m{DataType::kFloat32, TensorShape{{2, 3}}, false, 0};
+  std::vector<std::pair<RankId, std::string>> keys;
+  for (RankId rank = 0; rank < 8; ++rank) {
+    for (int t = 0; t < 40; ++t) keys.emplace_back(rank, "layer" + std::to_string(t) + "/w");
+  }
+  for (const auto& [rank, name] : keys) forward.set_tensor_meta_data(rank, name, m);
+  for (auto it = keys.rbegin(); it != keys.rend(); ++it) {
+    backward.set_tensor_meta_data(it->first, it->second, m);
+  }
+  EXPECT_EQ(digest_of(forward), digest_of(backward));
+  backward.erase_tensor_meta_data(3, "layer7/w");
+  EXPECT_NE(digest_of(forward), digest_of(backward));
 }
 
 TEST(RdmaTensorMetaDataTest, ByteSizeAndEquality) {

@@ -133,6 +133,41 @@ TEST(RdmaMessage, RoundTripsEveryType) {
   }
 }
 
+// is_valid_rdma_message_type() is a range check now: it still accepts exactly
+// the wire values rdma_message_type_name() knows.
+TEST(RdmaMessage, ValidTypesAreExactlyTheNamedOnes) {
+  for (int raw = 0; raw <= 255; ++raw) {
+    const bool named = std::string(rdma_message_type_name(static_cast<RdmaMessageType>(raw))) !=
+                       "UNKNOWN";
+    EXPECT_EQ(is_valid_rdma_message_type(static_cast<uint8_t>(raw)), named) << raw;
+  }
+}
+
+// decode_into reuses one message for every receive: nothing of the message
+// decoded before may show through (a longer name, more dims, an error message,
+// a dead flag), and a failed decode leaves no trace in the next one.
+TEST(RdmaMessage, DecodeIntoReusesAMessageWithoutLeftovers) {
+  RdmaMessage dead = meta_data_update();
+  dead.is_dead = true;
+  dead.tensor_shape.dims = {4, 4};
+  dead.tensor_bytes = 0;
+  RdmaMessage scalar = tensor_request();
+  scalar.name = "s";
+  scalar.data_type = DataType::kInt64;
+  scalar.tensor_shape.dims = {};
+  scalar.tensor_bytes = 8;
+  std::vector<std::byte> truncated = encode_ok(tensor_request());
+  truncated.pop_back();
+  RdmaMessage into;
+  for (const RdmaMessage& m : {tensor_request(), error_status(), dead, scalar, tensor_request()}) {
+    SCOPED_TRACE(to_string(m));
+    EXPECT_FALSE(decode_into(truncated, into).is_ok());
+    Status st = decode_into(encode_ok(m), into);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    EXPECT_EQ(into, m);
+  }
+}
+
 // The messages the tf_verbs protocol builds must pass validation: a first
 // request carries default meta-data and no destination, a withdrawal has no
 // destination, an error status carries no meta-data.
