@@ -9,7 +9,6 @@
 #include <deque>
 #include <iterator>
 #include <optional>
-#include <ranges>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -89,7 +88,7 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     }
     destroy_descending(requests_);
     destroy_descending(responses_);
-    for (const TensorKey& key : sorted_keys(sent_) | std::views::reverse) sent_.erase(key);
+    destroy_descending(sent_);
     channels_.clear();
   }
 
@@ -200,7 +199,9 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
     if (options_.planted_bug == PlantedBug::kReuseRequestIndex && !requests_.empty()) {
       // An index still outstanding: the new request takes the old one's place.
       indices_.release(*index);
-      index = std::ranges::min(requests_ | std::views::keys);  // the smallest, as before
+      index = std::min_element(requests_.begin(), requests_.end(), [](const auto& a, const auto& b) {
+                return a.first < b.first;
+              })->first;  // the smallest, as before
       requests_.erase(*index);
     }
     // The allocator never hands out an index still outstanding (the planted
@@ -412,7 +413,10 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   // clear() did: destructors release buffers and cancel timers).
   template <typename Table>
   static void destroy_descending(Table& table) {
-    for (const auto& key : sorted_keys(table) | std::views::reverse) table.erase(key);
+    // Reverse iterators, not std::views::reverse: clang 14 (the fuzz build,
+    // clang-tidy) cannot compile libstdc++ 12's ranges.
+    const auto keys = sorted_keys(table);
+    for (auto it = keys.rbegin(); it != keys.rend(); ++it) table.erase(*it);
   }
 
   void fail_later(RecvDone done, Status why) {
