@@ -54,6 +54,9 @@ FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
   f.rate_index = 0;
   f.live = true;
   for (uint32_t h = 0; h < f.route.hops; ++h) {
+    // A route never crosses a resource twice (Fabric::route): each hop has one place.
+    TW_ASSERT_HOT(std::count(f.route.resources.begin(), f.route.resources.begin() + f.route.hops,
+                             f.route.resources[h]) == 1);
     std::vector<FlowId>& on = flows_on_[f.route.resources[h]];
     f.place_on[h] = static_cast<uint32_t>(on.size());
     on.push_back(id);

@@ -74,6 +74,36 @@ TEST(FairSharePorts, AnIncastStartedInOneInstantIsSolvedOnceAndSplitsTheReceiver
   }
 }
 
+// Flows that end out of start order leave the others in start order: ten
+// flows share node 10's receive side, six are cancelled one by one in a
+// shuffled order (the resource's list compacts on the way), and the four left,
+// moving at equal rates, drain at one instant in the order they started (their
+// end events are rescheduled in the list's order, which breaks the tie).
+TEST(FairSharePorts, FlowsEndingOutOfStartOrderLeaveTheRestInStartOrder) {
+  for (bool per_change : {false, true}) {
+    Ports p(star(11), per_change);
+    const uint32_t rx = p.context.fabric.rx(10, 0);
+    std::vector<FlowId> id(10, 0);
+    std::vector<uint32_t> drained_order;
+    for (uint32_t i = 0; i < 10; ++i) {
+      p.context.events.schedule_at(1000, i, "start", [&, i] {
+        id[i] = p.ports.start(i, 10, kMB, [&, i] { drained_order.push_back(i); });
+      });
+    }
+    const std::vector<uint32_t> cancelled = {5, 1, 8, 2, 6, 9};
+    for (size_t k = 0; k < cancelled.size(); ++k) {
+      p.context.events.schedule_at(100'000 * static_cast<TimeNs>(k + 1), 0, "cancel", [&, k] {
+        p.ports.cancel(id[cancelled[k]]);
+        EXPECT_EQ(p.ports.flows_on_resource(rx), 10 - (k + 1)) << "per change: " << per_change;
+      });
+    }
+    while (p.context.events.run_next()) {
+    }
+    EXPECT_EQ(drained_order, (std::vector<uint32_t>{0, 3, 4, 7})) << "per change: " << per_change;
+    EXPECT_EQ(p.ports.flows_on_resource(rx), 0u);
+  }
+}
+
 // One random plan of flows: some start at shared instants, some when an
 // earlier flow drains, some are cancelled mid-way.
 struct PlannedFlow {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "backend_sim/scheduler.h"
+#include "backend_sim/sim_memory.h"
 #include "tests/backend_sim/sim_fixture.h"
 
 namespace tensorwire::sim::testing {
@@ -92,6 +93,30 @@ TEST(SimMemory, TimingOnlyModeHoldsNoBytes) {
   EXPECT_EQ(m.host_view(small).size(), 4096u) << "small buffers (control messages) keep bytes";
   std::vector<std::byte> out(4);
   EXPECT_EQ(m.read_bytes(b, 0, out).code(), StatusCode::kUnavailable);
+}
+
+// The NIC's read lookup: live with bytes, live without (timing-only, large),
+// a range across an allocation's end, and a freed allocation.
+TEST(SimMemory, ReadViewFindsLiveAllocationsAndTheirBytes) {
+  SimFixture f(with_gpus(), /*payload=*/false);
+  auto& m = dynamic_cast<SimMemorySpace&>(f.env(0).memory);
+  Buffer small = *m.allocate(MemoryKind::kHostPinned, 0, 4096);
+  ASSERT_EQ(m.host_view(small).size(), 4096u);  // gives it bytes
+  Buffer large = *m.allocate(MemoryKind::kHostPinned, 0, 1ull << 30);
+  SimMemorySpace::ReadView v = m.read_view(small.addr + 100, 50);
+  EXPECT_TRUE(v.live);
+  ASSERT_EQ(v.bytes.size(), 50u);
+  EXPECT_EQ(v.bytes.data(), m.bytes_at(small.addr + 100, 50).data());
+  v = m.read_view(large.addr, 4096);
+  EXPECT_TRUE(v.live);
+  EXPECT_TRUE(v.bytes.empty()) << "timing-only: a large allocation holds no bytes";
+  v = m.read_view(small.addr + 4000, 200);
+  EXPECT_FALSE(v.live) << "past the allocation's end";
+  EXPECT_EQ(m.find(small.addr + 4000, 200), nullptr);
+  m.free(small);
+  v = m.read_view(small.addr, 8);
+  EXPECT_FALSE(v.live) << "freed";
+  EXPECT_TRUE(v.bytes.empty());
 }
 
 TEST(SimMemory, PayloadModeRefusesMoreThanItsLimit) {

@@ -278,8 +278,13 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
       after_response(id);
     }
     std::erase_if(failed_sends_, [step_id](const auto& kv) { return kv.first.second == step_id; });
-    for (const TensorKey& key : sorted_keys(sent_)) {
-      if (key.second != step_id) continue;
+    // Only the aborted step's keys are copied and sorted, not every sent tensor's.
+    std::vector<TensorKey> aborted;
+    for (const auto& [key, sent] : sent_) {
+      if (key.second == step_id) aborted.push_back(key);
+    }
+    std::sort(aborted.begin(), aborted.end());
+    for (const TensorKey& key : aborted) {
       auto it = sent_.find(key);
       it->second->status = why;
       sent_.erase(it);  // SendDone runs as the last holder lets go: in key order
