@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "backend_sim/zeroed_bytes_pool.h"
 #include "core/assert.h"
@@ -192,11 +193,9 @@ void HeldBytes::reset() {
 }
 
 std::span<std::byte> SimMemorySpace::raw_bytes(uint64_t addr, uint64_t length) const {
-  auto it = allocations_.upper_bound(addr);
-  if (it == allocations_.begin()) return {};
-  --it;
-  const Allocation& a = it->second;
-  if (!a.buffer.contains(addr, length) || a.bytes.size() != a.buffer.length) return {};
+  const Allocation* found = containing(addr, length);
+  if (found == nullptr || found->bytes.size() != found->buffer.length) return {};
+  const Allocation& a = *found;
   // The allocation's bytes are this memory's to hand out, as bytes_at does.
   auto* data = const_cast<std::byte*>(a.bytes.data());
   return {data + (addr - a.buffer.addr), length};
@@ -282,19 +281,26 @@ uint64_t SimMemorySpace::reuse_freed(size_t region, uint64_t size) {
 // The allocation that `buffer` is (or is part of): protocols carve pooled
 // allocations into smaller buffers, as they would with real pointers.
 SimMemorySpace::Allocation* SimMemorySpace::find_allocation(const Buffer& buffer) {
-  auto it = allocations_.upper_bound(buffer.addr);
+  return containing(buffer.addr, buffer.length);
+}
+
+// The one search of the allocations by address: the live allocation holding
+// all of [addr, addr+length), or null.
+const SimMemorySpace::Allocation* SimMemorySpace::containing(uint64_t addr, uint64_t length) const {
+  auto it = allocations_.upper_bound(addr);
   if (it == allocations_.begin()) return nullptr;
   --it;
-  if (!it->second.buffer.contains(buffer.addr, buffer.length)) return nullptr;
-  return &it->second;
+  return it->second.buffer.contains(addr, length) ? &it->second : nullptr;
+}
+
+SimMemorySpace::Allocation* SimMemorySpace::containing(uint64_t addr, uint64_t length) {
+  return const_cast<Allocation*>(std::as_const(*this).containing(addr, length));
 }
 
 const Buffer* SimMemorySpace::find(uint64_t addr, uint64_t length) const {
   context_.events.use(SharedObject::memory(rank_, addr, length));
-  auto it = allocations_.upper_bound(addr);
-  if (it == allocations_.begin()) return nullptr;
-  --it;
-  return it->second.buffer.contains(addr, length) ? &it->second.buffer : nullptr;
+  const Allocation* a = containing(addr, length);
+  return a == nullptr ? nullptr : &a->buffer;
 }
 
 // Timing-only mode gives an allocation bytes the first time the CPU looks at
@@ -337,11 +343,9 @@ void SimMemorySpace::track_written(const Allocation& a, uint64_t offset, uint64_
 
 std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bool for_write) {
   context_.events.use(SharedObject::memory(rank_, addr, length));
-  auto it = allocations_.upper_bound(addr);
-  if (it == allocations_.begin()) return {};
-  --it;
-  Allocation& a = it->second;
-  if (!a.buffer.contains(addr, length)) return {};
+  Allocation* found = containing(addr, length);
+  if (found == nullptr) return {};
+  Allocation& a = *found;
   if (a.bytes.size() != a.buffer.length && !(for_write && materialize(a))) return {};
   if (for_write) {
     preserve_held(addr, length);
@@ -352,13 +356,10 @@ std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bo
 
 SimMemorySpace::ReadView SimMemorySpace::read_view(uint64_t addr, uint64_t length) {
   context_.events.use(SharedObject::memory(rank_, addr, length));
-  auto it = allocations_.upper_bound(addr);
-  if (it == allocations_.begin()) return {};
-  --it;
-  Allocation& a = it->second;
-  if (!a.buffer.contains(addr, length)) return {};
-  if (a.bytes.size() != a.buffer.length) return {true, {}};
-  return {true, a.bytes.span().subspan(addr - a.buffer.addr, length)};
+  Allocation* a = containing(addr, length);
+  if (a == nullptr) return {};
+  if (a->bytes.size() != a->buffer.length) return {true, {}};
+  return {true, a->bytes.span().subspan(addr - a->buffer.addr, length)};
 }
 
 std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {
@@ -374,8 +375,7 @@ std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {
 
 Status SimMemorySpace::check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
                                    const char* what) const {
-  auto it = allocations_.upper_bound(buffer.addr);
-  if (it == allocations_.begin() || !std::prev(it)->second.buffer.contains(buffer.addr, buffer.length)) {
+  if (containing(buffer.addr, buffer.length) == nullptr) {
     return {StatusCode::kInvalidArgument,
             std::string(what) + ": buffer is not inside a live allocation of rank " +
                 std::to_string(rank_)};

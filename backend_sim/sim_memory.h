@@ -154,6 +154,9 @@ class SimMemorySpace final : public MemorySpace {
   Status check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
                      const char* what) const;
   Allocation* find_allocation(const Buffer& buffer);
+  // The live allocation holding all of [addr, addr+length), or null.
+  const Allocation* containing(uint64_t addr, uint64_t length) const;
+  Allocation* containing(uint64_t addr, uint64_t length);
   bool materialize(Allocation& a);
   // Counts `bytes` more payload held by this rank and by all ranks together.
   void add_payload_bytes(uint64_t bytes);

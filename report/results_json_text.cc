@@ -35,6 +35,13 @@ void append_inline_key(std::string& out, std::string_view key) {
   out += "\":";
 }
 
+// `,"key":value` for an integer inside a one-line object.
+template <std::integral T>
+void append_inline_integer(std::string& out, std::string_view key, T value) {
+  append_inline_key(out, key);
+  json_text::append_integer(out, value);
+}
+
 template <std::integral T>
 void append_optional(std::string& out, std::optional<T> value) {
   if (value) {
@@ -47,16 +54,11 @@ void append_optional(std::string& out, std::optional<T> value) {
 void append_breakdown(std::string& out, const TransferBreakdown& b) {
   out += "{\"control_messages\":";
   json_text::append_integer(out, b.control_messages);
-  append_inline_key(out, "control_ns");
-  json_text::append_integer(out, b.control_ns);
-  append_inline_key(out, "queueing_ns");
-  json_text::append_integer(out, b.queueing_ns);
-  append_inline_key(out, "wire_ns");
-  json_text::append_integer(out, b.wire_ns);
-  append_inline_key(out, "copies_ns");
-  json_text::append_integer(out, b.copies_ns);
-  append_inline_key(out, "other_ns");
-  json_text::append_integer(out, b.other_ns);
+  append_inline_integer(out, "control_ns", b.control_ns);
+  append_inline_integer(out, "queueing_ns", b.queueing_ns);
+  append_inline_integer(out, "wire_ns", b.wire_ns);
+  append_inline_integer(out, "copies_ns", b.copies_ns);
+  append_inline_integer(out, "other_ns", b.other_ns);
   out += '}';
 }
 
@@ -66,24 +68,17 @@ void append_transfer(std::string& out, const TransferResult& t, std::optional<in
   json_text::append_string(out, t.phase);
   append_inline_key(out, "name");
   json_text::append_string(out, t.name);
-  append_inline_key(out, "src");
-  json_text::append_integer(out, t.src);
-  append_inline_key(out, "dst");
-  json_text::append_integer(out, t.dst);
-  append_inline_key(out, "bytes");
-  json_text::append_integer(out, t.bytes);
-  append_inline_key(out, "recv_called_ns");
-  json_text::append_integer(out, t.recv_called_ns);
+  append_inline_integer(out, "src", t.src);
+  append_inline_integer(out, "dst", t.dst);
+  append_inline_integer(out, "bytes", t.bytes);
+  append_inline_integer(out, "recv_called_ns", t.recv_called_ns);
   append_inline_key(out, "done_ns");
   append_optional(out, t.done ? std::optional<TimeNs>(t.done_ns) : std::nullopt);
   append_inline_key(out, "latency_ns");
   append_optional(out, t.done ? std::optional<TimeNs>(t.done_ns - t.recv_called_ns) : std::nullopt);
   append_inline_key(out, "failed");
   json_text::append_bool(out, transfer_failed(t));
-  if (measured_ns) {
-    append_inline_key(out, "measured_ns");
-    json_text::append_integer(out, *measured_ns);
-  }
+  if (measured_ns) append_inline_integer(out, "measured_ns", *measured_ns);
   if (t.breakdown) {
     append_inline_key(out, "breakdown");
     append_breakdown(out, *t.breakdown);
