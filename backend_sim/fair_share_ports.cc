@@ -90,7 +90,14 @@ void FairSharePorts::detach(FlowId id) {
 void FairSharePorts::leave(uint32_t resource, uint32_t place) {
   std::vector<FlowId>& on = flows_on_[resource];
   on[place] = kGone;
-  if (++gone_on_[resource] * 2 > on.size()) compact(resource);
+  const uint32_t gone = ++gone_on_[resource];
+  if (gone == on.size()) {
+    // The last flow left (a lone flow, most often): nothing to keep in order.
+    on.clear();
+    gone_on_[resource] = 0;
+  } else if (gone * 2 > on.size()) {
+    compact(resource);
+  }
 }
 
 // Drops the ended flows' places, keeping the start order of the others.

@@ -83,10 +83,14 @@ uint32_t DporSearch::choose(std::span<const sim::ReadyEvent> ready, uint64_t ste
     // reversal of a prefix event with a tail event (tests/model's state cache
     // test shows one such loss).
     const bool may_cut = !exact_ || steps_.empty() || steps_.back().at_ns < ready[0].at_ns;
-    if (may_cut && caching_ && fingerprint_ && !seen_.insert(fingerprint_())) {
-      ++cached_;
-      blocked_at_ = steps_.size();
-      return 0;
+    if (may_cut && caching_ && fingerprint_) {
+      const uint64_t fingerprint = fingerprint_();
+      if (!seen_.insert(fingerprint)) {
+        ++cached_;
+        blocked_at_ = steps_.size();
+        return 0;
+      }
+      if (on_new_state_) on_new_state_(fingerprint);
     }
     Node node;
     node.backtrack.assign(ready.size(), 0);

@@ -102,6 +102,11 @@ class DporSearch final : public ChoiceStrategy {
   }
   void set_fingerprint(std::function<uint64_t()> fingerprint) { fingerprint_ = std::move(fingerprint); }
   uint64_t distinct_states() const { return seen_.size(); }
+  // Told each state as it enters the cache (the threaded search shares them
+  // with the threads that run executions ahead).
+  void set_on_new_state(std::function<void(uint64_t)> on_new_state) {
+    on_new_state_ = std::move(on_new_state);
+  }
 
   // The fault offered as `kind` (its name, as RecordingScheduler offers it:
   // "qp_error") acts on `objects` only, reads and changes nothing else, and
@@ -193,6 +198,7 @@ class DporSearch final : public ChoiceStrategy {
   size_t blocked_at_ = SIZE_MAX;  // steps_ index where a cached state was reached
   bool caching_ = false;
   std::function<uint64_t()> fingerprint_;
+  std::function<void(uint64_t)> on_new_state_;
   bool exact_ = false;
   FingerprintSet seen_;
   uint64_t cached_ = 0;

@@ -66,17 +66,9 @@ class ParallelDfs {
     tally.total = options_.max_schedules;
     for (uint64_t n = 0; n < tally.total; ++n) {
       const std::vector<uint32_t> prefix = dpor_.current_prefix();
-      DfsSlot slot = slot_of(prefix);
-      run_ahead();
-      pool_.wait(slot.job);
-      slots_.erase(prefix);
-      const auto seen = [this](uint64_t f) { return dpor_.seen_states().contains(f); };
-      if (!log_has_fingerprints_to_cut(slot.run->log, prefix.size(), options_.exact, seen)) {
-        record(prefix, *slot.run, {});  // the worker guessed a cut too early: every state digested
-      }
-      consume(slot.run->log);
+      Execution execution = slots_.contains(prefix) ? take_run_ahead(prefix) : run_here();
       const ExecutionKey key{n == 0, derive_seed(options_.seed, n), faults_, {}};
-      if (tally.add(std::move(slot.run->execution), key, on_progress)) break;
+      if (tally.add(std::move(execution), key, on_progress)) break;
       if (!dpor_.next_execution()) {
         tally.report.exhausted = true;
         break;
@@ -87,6 +79,38 @@ class ParallelDfs {
   }
 
  private:
+  // The current prefix's execution, which no thread ran ahead: the race
+  // analysis of the one before added it. Run here, steered by the search as
+  // one thread would run it (no log to record and feed back), while the
+  // workers run the alternatives queued next. About half of a dfs's
+  // executions are such: recording them too kept this thread busy the whole
+  // time, and --jobs 2 ran no faster than one thread.
+  Execution run_here() {
+    run_ahead();
+    std::vector<uint64_t> added;
+    dpor_.set_on_new_state([&added](uint64_t f) { added.push_back(f); });
+    NullTraceSink trace;
+    Execution execution = run_execution(scenario_, options_.seed, dpor_, trace, nullptr, faults_);
+    dpor_.set_on_new_state({});
+    seen_.add(added);
+    return execution;
+  }
+
+  // The current prefix's execution, run ahead (or still running, or queued),
+  // told to the search.
+  Execution take_run_ahead(const std::vector<uint32_t>& prefix) {
+    DfsSlot slot = slot_of(prefix);
+    run_ahead();
+    pool_.wait(slot.job);
+    slots_.erase(prefix);
+    const auto seen = [this](uint64_t f) { return dpor_.seen_states().contains(f); };
+    if (!log_has_fingerprints_to_cut(slot.run->log, prefix.size(), options_.exact, seen)) {
+      record(prefix, *slot.run, {});  // the worker guessed a cut too early: every state digested
+    }
+    consume(slot.run->log);
+    return std::move(slot.run->execution);
+  }
+
   // The execution of `prefix`, queued if it was not.
   DfsSlot slot_of(const std::vector<uint32_t>& prefix) {
     auto [it, fresh] = slots_.try_emplace(prefix);
