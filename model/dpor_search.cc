@@ -4,6 +4,7 @@
 #include <bit>
 #include <unordered_map>
 
+#include "core/assert.h"
 #include "core/splitmix64.h"
 
 namespace tensorwire::model {
@@ -238,14 +239,25 @@ void DporSearch::analyse_races() {
   for (size_t k = 0; k < limit; ++k) steps_[k].footprint |= steps_[k].own;
   const uint32_t width = objects_;
   const uint64_t width_mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  // The steps before the choice point this execution branched at are those
+  // of the execution analysed last: their clocks (kept in clocks_), their
+  // entries in step_of_sequence_ and the races among them are known, so the
+  // analysis starts at the first new step. Only `last` is rebuilt.
+  TW_ASSERT_MSG(reuse_steps_ <= limit, "a replayed prefix is never cut");
+  const size_t reused = std::min(reuse_steps_, limit);
   std::vector<std::vector<uint32_t>>& clock = clocks_;
   if (clock.size() < limit) clock.resize(limit);
-  for (size_t k = 0; k < limit; ++k) clock[k].assign(width, 0);
+  for (size_t k = reused; k < limit; ++k) clock[k].assign(width, 0);
   std::vector<int64_t> last(width, -1);
+  for (size_t k = 0; k < reused; ++k) {
+    for (uint64_t bits = steps_[k].footprint & width_mask; bits != 0; bits &= bits - 1) {
+      last[static_cast<uint32_t>(std::countr_zero(bits))] = static_cast<int64_t>(k);
+    }
+  }
   std::unordered_map<uint64_t, size_t>& index = step_of_sequence_;
-  index.clear();
+  if (reused == 0) index.clear();
   const std::vector<uint32_t> zero(width, 0);
-  for (size_t j = 0; j < limit; ++j) {
+  for (size_t j = reused; j < limit; ++j) {
     const Step& sj = steps_[j];
     auto parent = sj.fault ? index.end() : index.find(sj.parent);
     const std::vector<uint32_t>& created = parent == index.end() ? zero : clock[parent->second];
@@ -293,7 +305,6 @@ bool DporSearch::next_execution() {
   analyse_races();
   if (first_execution_ && share_count_ > 1) drop_others_shares();
   first_execution_ = false;
-  steps_.clear();
   pending_node_ = -1;
   pending_key_ = 0;
   fault_struck_ = false;
@@ -307,12 +318,33 @@ bool DporSearch::next_execution() {
       node.chosen = static_cast<uint32_t>(a);
       nodes_.resize(n + 1);
       prefix_ = n + 1;
+      keep_analysis_before(n);
       return true;
     }
   }
   nodes_.clear();
   prefix_ = 0;
+  steps_.clear();
+  reuse_steps_ = 0;
   return false;
+}
+
+// The next execution replays this one's steps up to the event chosen at
+// choice point `node`, then takes another: what analyse_races knows of the
+// steps before that one holds for the next execution too. The index of
+// steps by sequence forgets the later ones (a fault's steps share one
+// sequence: the index keeps the last one before the branch, as the full
+// analysis would have it there).
+void DporSearch::keep_analysis_before(size_t node) {
+  size_t branch = 0;
+  while (branch < steps_.size() && steps_[branch].node != static_cast<int64_t>(node)) ++branch;
+  TW_ASSERT_MSG(branch < steps_.size(), "a choice point of the path has its step");
+  for (size_t k = branch; k < steps_.size(); ++k) step_of_sequence_.erase(steps_[k].sequence);
+  for (size_t k = 0; k < branch; ++k) {
+    if (steps_[k].fault) step_of_sequence_[steps_[k].sequence] = k;
+  }
+  reuse_steps_ = branch;
+  steps_.clear();
 }
 
 std::vector<uint32_t> DporSearch::current_prefix() const {

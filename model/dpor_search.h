@@ -170,6 +170,7 @@ class DporSearch final : public ChoiceStrategy {
   void add_backtrack(size_t node, size_t j, size_t i,
                      const std::vector<std::vector<uint32_t>>& clock);
   void analyse_races();
+  void keep_analysis_before(size_t node);
   void drop_others_shares();
 
   uint32_t ranks_;
@@ -187,6 +188,9 @@ class DporSearch final : public ChoiceStrategy {
   // event was a tenth of the analysis).
   std::vector<std::vector<uint32_t>> clocks_;
   std::unordered_map<uint64_t, size_t> step_of_sequence_;
+  // The first steps of the current execution that are the last analysed
+  // one's (replayed up to the choice point it branched at).
+  size_t reuse_steps_ = 0;
   int64_t pending_node_ = -1;     // the choice point whose event runs next
   uint64_t pending_key_ = 0;      // what that choice point chose (sequence or fault key)
   bool fault_struck_ = false;     // in this execution
