@@ -216,6 +216,30 @@ void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
   node.backtrack[initials.front()] = 1;
 }
 
+// A fault placed by races that never struck strikes last (see the top of
+// dpor_search.h), where the execution ended or was cut.
+void DporSearch::append_unstruck_fault() {
+  Step f;
+  f.sequence = sim::Scheduler::kInjectedSequence;
+  f.match = raced_fault_key_;
+  f.fault = true;
+  f.by_races = true;
+  f.own = raced_fault_bits_;
+  f.at_ns = steps_.empty() ? 0 : steps_.back().at_ns;
+  steps_.push_back(f);
+}
+
+// Per object, the last of the first `steps` steps that used it (-1: none).
+std::vector<int64_t> DporSearch::last_steps_on_objects(size_t steps, uint64_t width_mask) const {
+  std::vector<int64_t> last(objects_, -1);
+  for (size_t k = 0; k < steps; ++k) {
+    for (uint64_t bits = steps_[k].footprint & width_mask; bits != 0; bits &= bits - 1) {
+      last[static_cast<uint32_t>(std::countr_zero(bits))] = static_cast<int64_t>(k);
+    }
+  }
+  return last;
+}
+
 // Vector clocks over ranks: clock[k][r] counts the events touching r that
 // happen before event k (itself included), where "happens before" is the
 // order of dependent events plus "scheduled by". Event i happens before the
@@ -223,18 +247,7 @@ void DporSearch::add_backtrack(size_t node_index, size_t j, size_t i,
 // rank r that i touched.
 void DporSearch::analyse_races() {
   steps_.resize(std::min(steps_.size(), blocked_at_));
-  // A fault placed by races that never struck strikes last (see the top of
-  // dpor_search.h), where the execution ended or was cut.
-  if (raced_fault_key_ != 0 && !fault_struck_) {
-    Step f;
-    f.sequence = sim::Scheduler::kInjectedSequence;
-    f.match = raced_fault_key_;
-    f.fault = true;
-    f.by_races = true;
-    f.own = raced_fault_bits_;
-    f.at_ns = steps_.empty() ? 0 : steps_.back().at_ns;
-    steps_.push_back(f);
-  }
+  if (raced_fault_key_ != 0 && !fault_struck_) append_unstruck_fault();
   const size_t limit = steps_.size();
   for (size_t k = 0; k < limit; ++k) steps_[k].footprint |= steps_[k].own;
   const uint32_t width = objects_;
@@ -244,16 +257,11 @@ void DporSearch::analyse_races() {
   // entries in step_of_sequence_ and the races among them are known, so the
   // analysis starts at the first new step. Only `last` is rebuilt.
   TW_ASSERT_MSG(reuse_steps_ <= limit, "a replayed prefix is never cut");
-  const size_t reused = std::min(reuse_steps_, limit);
+  const size_t reused = incremental_ ? std::min(reuse_steps_, limit) : 0;
   std::vector<std::vector<uint32_t>>& clock = clocks_;
   if (clock.size() < limit) clock.resize(limit);
   for (size_t k = reused; k < limit; ++k) clock[k].assign(width, 0);
-  std::vector<int64_t> last(width, -1);
-  for (size_t k = 0; k < reused; ++k) {
-    for (uint64_t bits = steps_[k].footprint & width_mask; bits != 0; bits &= bits - 1) {
-      last[static_cast<uint32_t>(std::countr_zero(bits))] = static_cast<int64_t>(k);
-    }
-  }
+  std::vector<int64_t> last = last_steps_on_objects(reused, width_mask);
   std::unordered_map<uint64_t, size_t>& index = step_of_sequence_;
   if (reused == 0) index.clear();
   const std::vector<uint32_t> zero(width, 0);

@@ -240,9 +240,14 @@ bool is_fault_object(const sim::SharedObject& o) {
 // explorer, where a QP error after the QP's last use changes no outcome).
 constexpr size_t kAfterFault = 1000;
 
-ObjectHistories run_objects_once(const ObjectSystem& s, ChoiceStrategy& strategy, bool fault = false) {
+// With `flushes` as well, up to two faults strike, and each schedules an
+// event of its own at once (as a QP error schedules its flushed
+// completions): its parent is the fault.
+ObjectHistories run_objects_once(const ObjectSystem& s, ChoiceStrategy& strategy, bool fault = false,
+                                 bool flushes = false) {
   FaultOffer offer;
   if (fault) offer.kinds = {FaultKind::kQpError};
+  if (flushes) offer.max_faults = 2;
   RecordingScheduler recorder(strategy, offer);
   bool struck = false;
   sim::EventQueue queue;
@@ -285,9 +290,18 @@ ObjectHistories run_objects_once(const ObjectSystem& s, ChoiceStrategy& strategy
       for (size_t c : me.children) schedule(c);
     });
   };
+  size_t flushed = 0;
   recorder.set_fault_handler([&](const InjectedFault&) {
     struck = true;
     for (const sim::SharedObject& o : fault_objects()) queue.use(o);
+    if (!flushes) return;
+    const size_t label = 2 * kAfterFault + flushed++;
+    queue.schedule_at(queue.now_ns(), 0, "flush", [&, label] {
+      for (const sim::SharedObject& o : fault_objects()) {
+        queue.use(o);
+        record(o, label);
+      }
+    });
   });
   for (size_t e = 0; e < s.roots; ++e) schedule(e);
   while (queue.run_next()) {
@@ -332,6 +346,39 @@ TEST(DporSearch, AFaultPlacedByItsRacesReachesEveryOutcomeOfExhaustiveSearch) {
       [](DporSearch& dpor) { dpor.place_fault_by_races("qp_error", fault_objects()); }, &by_races);
   EXPECT_GT(fewer, 50u) << "the reduction should pay off on many of the drawn systems";
   EXPECT_LT(by_races, everywhere) << "placing the fault by its races should save executions";
+}
+
+// The race analysis of an execution starts at the step where it branched
+// from the one before (the replayed steps' clocks and races are kept): it
+// must explore exactly what analysing every execution from its first step
+// explores, the same prefixes in the same order, with and without faults
+// (offered everywhere, placed by their races, or two that schedule events).
+TEST(DporSearch, IncrementalRaceAnalysisExploresWhatTheFullOneDoes) {
+  auto prefixes = [](const ObjectSystem& s, int variant, bool incremental) {
+    DporSearch dpor(s.ranks);
+    dpor.set_incremental_analysis(incremental);
+    if (variant == 2) dpor.place_fault_by_races("qp_error", fault_objects());
+    std::vector<std::vector<uint32_t>> explored;
+    do {
+      run_objects_once(s, dpor, variant > 0, variant == 3);
+      explored.push_back(dpor.current_prefix());
+    } while (dpor.next_execution() && explored.size() < 5000);
+    return explored;
+  };
+  uint64_t branched = 0;  // systems where some execution replayed a prefix
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    const ObjectSystem s = draw_object_system(seed);
+    // No fault; one offered everywhere; one placed by its races; two offered
+    // everywhere, each scheduling a flush.
+    // (The last, whose searches are the largest, on the first 60 systems.)
+    for (int variant = 0; variant < (seed <= 60 ? 4 : 3); ++variant) {
+      const auto full = prefixes(s, variant, false);
+      const auto incremental = prefixes(s, variant, true);
+      ASSERT_EQ(incremental, full) << "seed " << seed << ", variant " << variant;
+      if (full.size() > 2) ++branched;
+    }
+  }
+  EXPECT_GT(branched, 400u) << "most drawn searches should run more than two executions";
 }
 
 TEST(DporSearch, RanksSideBySideAreNotInterleaved) {
