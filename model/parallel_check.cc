@@ -88,10 +88,13 @@ class ParallelDfs {
   Execution run_here() {
     run_ahead();
     std::vector<uint64_t> added;
+    struct Forget {  // `added` dies with this call, whatever it throws
+      DporSearch& dpor;
+      ~Forget() { dpor.set_on_new_state({}); }
+    } forget{dpor_};
     dpor_.set_on_new_state([&added](uint64_t f) { added.push_back(f); });
     NullTraceSink trace;
     Execution execution = run_execution(scenario_, options_.seed, dpor_, trace, nullptr, faults_);
-    dpor_.set_on_new_state({});
     seen_.add(added);
     return execution;
   }

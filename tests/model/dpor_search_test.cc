@@ -243,8 +243,11 @@ constexpr size_t kAfterFault = 1000;
 // With `flushes` as well, up to two faults strike, and each schedules an
 // event of its own at once (as a QP error schedules its flushed
 // completions): its parent is the fault.
+// With `digest_for`, that search is given a fingerprint of the state: the
+// histories so far and whether a fault struck (an abstraction, for tests of
+// the state cache).
 ObjectHistories run_objects_once(const ObjectSystem& s, ChoiceStrategy& strategy, bool fault = false,
-                                 bool flushes = false) {
+                                 bool flushes = false, DporSearch* digest_for = nullptr) {
   FaultOffer offer;
   if (fault) offer.kinds = {FaultKind::kQpError};
   if (flushes) offer.max_faults = 2;
@@ -303,9 +306,21 @@ ObjectHistories run_objects_once(const ObjectSystem& s, ChoiceStrategy& strategy
       }
     });
   });
+  if (digest_for != nullptr) {
+    digest_for->set_fingerprint([&h, &struck] {
+      uint64_t d = struck ? 0x5eed : 1;
+      for (const auto& [key, labels] : h) {
+        const auto& [kind, rank, peer, unit] = key;
+        d = d * 0x100000001b3ull ^ (static_cast<uint64_t>(kind) * 131 + rank * 17 + peer * 7 + unit);
+        for (size_t label : labels) d = d * 0x100000001b3ull ^ label;
+      }
+      return d;
+    });
+  }
   for (size_t e = 0; e < s.roots; ++e) schedule(e);
   while (queue.run_next()) {
   }
+  if (digest_for != nullptr) digest_for->set_fingerprint({});
   return h;
 }
 
@@ -352,33 +367,42 @@ TEST(DporSearch, AFaultPlacedByItsRacesReachesEveryOutcomeOfExhaustiveSearch) {
 // from the one before (the replayed steps' clocks and races are kept): it
 // must explore exactly what analysing every execution from its first step
 // explores, the same prefixes in the same order, with and without faults
-// (offered everywhere, placed by their races, or two that schedule events).
+// (offered everywhere, placed by their races, or two that schedule events),
+// with the state cache and as a shard.
 TEST(DporSearch, IncrementalRaceAnalysisExploresWhatTheFullOneDoes) {
-  auto prefixes = [](const ObjectSystem& s, int variant, bool incremental) {
+  // 0: no fault; 1: one offered everywhere; 2: one placed by its races; 3:
+  // two offered everywhere, each scheduling a flush; 4: 1 with the state
+  // cache; 5: 2 with the exact state cache; 6: 0 as shard 0 of 2.
+  uint64_t cut = 0;  // executions the state cache cut short
+  auto prefixes = [&cut](const ObjectSystem& s, int variant, bool incremental) {
     DporSearch dpor(s.ranks);
     dpor.set_incremental_analysis(incremental);
-    if (variant == 2) dpor.place_fault_by_races("qp_error", fault_objects());
+    if (variant == 2 || variant == 5) dpor.place_fault_by_races("qp_error", fault_objects());
+    if (variant == 4 || variant == 5) dpor.cache_states(variant == 5);
+    if (variant == 6) dpor.keep_share(0, 2);
+    const bool fault = variant >= 1 && variant <= 5;
     std::vector<std::vector<uint32_t>> explored;
     do {
-      run_objects_once(s, dpor, variant > 0, variant == 3);
+      run_objects_once(s, dpor, fault, variant == 3, variant == 4 || variant == 5 ? &dpor : nullptr);
       explored.push_back(dpor.current_prefix());
     } while (dpor.next_execution() && explored.size() < 5000);
+    cut += dpor.cached_executions();
     return explored;
   };
   uint64_t branched = 0;  // systems where some execution replayed a prefix
   for (uint64_t seed = 1; seed <= 400; ++seed) {
     const ObjectSystem s = draw_object_system(seed);
-    // No fault; one offered everywhere; one placed by its races; two offered
-    // everywhere, each scheduling a flush.
-    // (The last, whose searches are the largest, on the first 60 systems.)
-    for (int variant = 0; variant < (seed <= 60 ? 4 : 3); ++variant) {
+    // (Variant 3, whose searches are the largest, on the first 60 systems.)
+    for (int variant = 0; variant < 7; ++variant) {
+      if (variant == 3 && seed > 60) continue;
       const auto full = prefixes(s, variant, false);
       const auto incremental = prefixes(s, variant, true);
       ASSERT_EQ(incremental, full) << "seed " << seed << ", variant " << variant;
       if (full.size() > 2) ++branched;
     }
   }
-  EXPECT_GT(branched, 400u) << "most drawn searches should run more than two executions";
+  EXPECT_GT(branched, 1000u) << "most drawn searches should run more than two executions";
+  EXPECT_GT(cut, 100u) << "the state cache should cut some executions";
 }
 
 TEST(DporSearch, RanksSideBySideAreNotInterleaved) {
