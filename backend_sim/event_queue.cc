@@ -35,10 +35,11 @@ EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uin
   s.what = what;
   s.parent = running_sequence_;
   s.digest_term = 0;
-  if (at_ns == now_ns_ && !scheduler_) {
-    // See the header: no heap operation. Field by field: an entry built on
-    // the stack and copied whole stalls on store forwarding.
-    HeapEntry& e = now_fifo_.emplace_back();
+  if (at_ns == now_ns_) {
+    // See the header: no heap operation. Its sequence is the largest yet, so
+    // it goes last in either list. Field by field: an entry built on the
+    // stack and copied whole stalls on store forwarding.
+    HeapEntry& e = scheduler_ ? ready_.emplace_back() : now_fifo_.emplace_back();
     e.at_ns = at_ns;
     e.sequence = sequence;
     e.slot = index;
@@ -272,24 +273,12 @@ bool EventQueue::run_next() {
     run_slot(e.slot);
     return true;
   }
-  // Scheduler path: gather every live event due at the earliest time, let the
-  // scheduler pick one, put the rest back (their sequence numbers keep FIFO
-  // order for the next round). A scheduler that injected a fault instead of
-  // picking (kGatherAgain) gets the ready events gathered afresh.
+  // Scheduler path: the scheduler picks one of the live events due at the
+  // earliest time (ready_, kept between events in sequence order); the
+  // others stay ready for the next pick. A scheduler that injected a fault
+  // instead of picking (kGatherAgain) gets the ready events gathered afresh.
   for (;;) {
-    ready_.clear();
-    HeapEntry first;
-    if (!pop_live(first)) return false;
-    ready_.push_back(first);
-    while (!heap_.empty() && heap_.front().at_ns == first.at_ns) {
-      HeapEntry e;
-      if (!pop_live(e)) break;
-      if (e.at_ns != first.at_ns) {
-        heap_insert(e.at_ns, e.sequence, e.slot);
-        break;
-      }
-      ready_.push_back(e);
-    }
+    if (!gather_ready()) return false;
     ready_info_.clear();
     for (const HeapEntry& e : ready_) {
       const Slot& s = slot(e.slot);
@@ -297,27 +286,70 @@ bool EventQueue::run_next() {
     }
     // Same-time events may run in any order the scheduler picks; time
     // itself never goes back.
-    TW_ASSERT_HOT_MSG(first.at_ns >= now_ns_, "an event popped earlier than the last one");
-    now_ns_ = first.at_ns;
+    TW_ASSERT_HOT_MSG(ready_.front().at_ns >= now_ns_, "an event popped earlier than the last one");
+    now_ns_ = ready_.front().at_ns;
     running_sequence_ = Scheduler::kInjectedSequence;
-    size_t pick =
-        ready_.size() == 1 && !scheduler_->wants_every_event() ? 0 : scheduler_->pick(ready_info_);
-    const bool again = pick == Scheduler::kGatherAgain;
-    if (pick >= ready_.size()) pick = 0;
-    for (size_t i = 0; i < ready_.size(); ++i) {
-      if (i == pick && !again) continue;
-      heap_insert(ready_[i].at_ns, ready_[i].sequence, ready_[i].slot);
+    size_t pick = 0;
+    if (ready_info_.size() > 1 || scheduler_->wants_every_event()) {
+      in_pick_ = true;
+      pick = scheduler_->pick(ready_info_);
+      in_pick_ = false;
     }
-    if (again) continue;
+    if (pick == Scheduler::kGatherAgain) continue;
+    if (pick >= ready_info_.size()) pick = 0;
+    // What the pick scheduled at now went after ready_info_'s events.
+    TW_ASSERT_HOT(ready_[pick].sequence == ready_info_[pick].sequence);
     TW_ASSERT_HOT(ready_info_[pick].at_ns == now_ns_);
+    const uint32_t picked = ready_[pick].slot;
+    ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(pick));
     scheduler_->ran(ready_info_[pick]);
-    run_slot(ready_[pick].slot);
+    run_slot(picked);
     return true;
   }
 }
 
+// ready_ made every live event due at the earliest time, in sequence order:
+// its cancelled entries dropped (their slots freed), the heap's earliest
+// entries taken when it is empty, and heap entries due at that time merged
+// in (an event brought forward; entries queued before the scheduler came).
+bool EventQueue::gather_ready() {
+  size_t kept = 0;
+  for (const HeapEntry& e : ready_) {
+    if (slot(e.slot).sequence == e.sequence) {
+      ready_[kept++] = e;
+    } else {
+      free_slots_.push_back(e.slot);
+    }
+  }
+  ready_.resize(kept);
+  if (ready_.empty()) {
+    HeapEntry first;
+    if (!pop_live(first)) return false;
+    ready_.push_back(first);
+  }
+  const TimeNs at_ns = ready_.front().at_ns;
+  while (!heap_.empty() && heap_.front().at_ns == at_ns) {
+    HeapEntry e;
+    if (!pop_live(e)) break;
+    if (e.at_ns != at_ns) {
+      heap_insert(e.at_ns, e.sequence, e.slot);
+      break;
+    }
+    auto at = std::upper_bound(ready_.begin(), ready_.end(), e,
+                               [](const HeapEntry& a, const HeapEntry& b) { return a.sequence < b.sequence; });
+    ready_.insert(at, e);
+  }
+  return true;
+}
+
 bool EventQueue::next_time(TimeNs& at_ns) {
   run_instant_end_if_due();
+  for (const HeapEntry& e : ready_) {
+    if (slot(e.slot).sequence == e.sequence) {
+      at_ns = now_ns_;  // ready events are due now
+      return true;
+    }
+  }
   while (!now_fifo_empty()) {
     const HeapEntry& front = now_fifo_[now_head_];
     if (slot(front.slot).sequence == front.sequence) {
@@ -356,8 +388,13 @@ uint64_t EventQueue::digest_term_of(const Slot& slot) {
 
 uint64_t EventQueue::pending_digest() const {
   uint64_t sum = 0;
+  // Inside a pick the events being chosen among are the choice, not what is
+  // pending (as when they were taken out of the heap to be chosen among);
+  // what the pick itself scheduled is pending.
+  const size_t choice = in_pick_ ? ready_info_.size() : 0;
   auto entries = {std::span<const HeapEntry>(heap_),
-                  std::span<const HeapEntry>(now_fifo_).subspan(now_head_)};
+                  std::span<const HeapEntry>(now_fifo_).subspan(now_head_),
+                  std::span<const HeapEntry>(ready_).subspan(choice)};
   for (std::span<const HeapEntry> queue : entries) {
     for (const HeapEntry& e : queue) {
       const Slot& event = slot(e.slot);

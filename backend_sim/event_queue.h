@@ -189,6 +189,7 @@ class EventQueue {
     return !heap_.empty() && (now_fifo_empty() || heap_.front().at_ns == now_ns_);
   }
   bool pop_live(HeapEntry& out);
+  bool gather_ready();  // scheduler path; false when nothing is pending
   // Runs the instant-end hook if it was requested and nothing live is due now.
   bool run_instant_end_if_due();
   void run_slot(uint32_t slot);
@@ -205,8 +206,12 @@ class EventQueue {
   EventCallback instant_end_hook_;
   bool instant_end_pending_ = false;
   std::unique_ptr<Scheduler> scheduler_;  // null: insertion order
-  std::vector<HeapEntry> ready_;          // scratch for the scheduler path
+  // Scheduler path: the events due now, in sequence order (some may be
+  // cancelled); they stay here between picks rather than going back into the
+  // heap, and events scheduled at now join them.
+  std::vector<HeapEntry> ready_;
   std::vector<ReadyEvent> ready_info_;
+  bool in_pick_ = false;  // the scheduler is choosing among ready_info_
   HeapEntry last_run_{0, 0, 0};           // the last event the insertion-order path ran
   TimeNs now_ns_ = 0;
   uint64_t next_sequence_ = 1;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "backend_sim/event_queue.h"
@@ -320,6 +321,106 @@ TEST(EventQueue, ManyDeadReadyEventsAreDroppedTogetherAndTheRestRunInOrder) {
   }
   EXPECT_EQ(ran, expected);
   EXPECT_EQ(q.processed(), expected.size());
+}
+
+// A scheduler that picks by a seeded draw and checks each offer against a
+// plain model of what is pending: exactly the live events due at the
+// earliest time, in sequence order, whatever was scheduled at now, cancelled
+// or brought forward between picks.
+class CheckedRandomPick final : public Scheduler {
+ public:
+  CheckedRandomPick(const std::set<std::pair<TimeNs, uint64_t>>& live, uint64_t seed)
+      : live_(live), state_(seed) {}
+  size_t pick(std::span<const ReadyEvent> ready) override {
+    std::vector<uint64_t> expected;
+    const TimeNs earliest = live_.begin()->first;
+    for (const auto& [at, sequence] : live_) {
+      if (at == earliest) expected.push_back(sequence);
+    }
+    std::vector<uint64_t> offered;
+    for (const ReadyEvent& e : ready) {
+      EXPECT_EQ(e.at_ns, earliest);
+      offered.push_back(e.sequence);
+    }
+    EXPECT_EQ(offered, expected);
+    picks += ready.size() > 1 ? 1 : 0;
+    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state_ >> 33) % ready.size());
+  }
+  bool wants_every_event() const override { return true; }
+  uint64_t picks = 0;  // among two or more
+
+ private:
+  const std::set<std::pair<TimeNs, uint64_t>>& live_;
+  uint64_t state_;
+};
+
+TEST(EventQueue, ASchedulerIsOfferedExactlyTheLiveEventsDueFirstInSequenceOrder) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    EventQueue q;
+    std::set<std::pair<TimeNs, uint64_t>> live;  // (time, sequence)
+    std::set<std::pair<TimeNs, uint64_t>> late;  // the live ones of kind "late"
+    auto sched = std::make_unique<CheckedRandomPick>(live, seed);
+    CheckedRandomPick* s = sched.get();
+    q.set_scheduler(std::move(sched));
+    uint64_t state = seed * 0x9e3779b97f4a7c15ull;
+    auto next = [&state](uint64_t bound) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return state % bound;
+    };
+    std::vector<EventId> ids;
+    auto forget = [&](uint64_t sequence) {
+      for (auto* set : {&live, &late}) {
+        std::erase_if(*set, [sequence](const auto& e) { return e.second == sequence; });
+      }
+    };
+    uint64_t ran = 0;
+    std::function<void(int)> add = [&](int depth) {
+      const TimeNs at = q.now_ns() + (next(3) == 0 ? 0 : static_cast<TimeNs>(next(20)));
+      const bool is_late = next(4) == 0;
+      auto self = std::make_shared<uint64_t>(0);
+      const EventId id = q.schedule_at(at, 0, is_late ? "late" : "t", [&, depth, self] {
+        forget(*self);
+        ++ran;
+        for (uint64_t k = depth < 4 ? next(3) : 0; k > 0; --k) add(depth + 1);
+        if (next(3) == 0) {
+          const EventId victim = ids[next(ids.size())];
+          if (q.is_pending(victim)) forget(victim.sequence);
+          q.cancel(victim);
+        }
+      });
+      *self = id.sequence;
+      ids.push_back(id);
+      live.emplace(at, id.sequence);
+      if (is_late) late.emplace(at, id.sequence);
+    };
+    for (int i = 0; i < 100; ++i) add(0);
+    while (!live.empty()) {
+      if (next(6) == 0) {
+        // A model checker's timeout fired early: the earliest "late" event
+        // due after now moves to now and is offered in its sequence's place.
+        auto later = std::find_if(late.begin(), late.end(),
+                                  [&](const auto& e) { return e.first > q.now_ns(); });
+        const std::optional<uint32_t> moved = q.bring_forward("late");
+        ASSERT_EQ(moved.has_value(), later != late.end());
+        if (moved) {
+          const auto [at, sequence] = *later;
+          late.erase(later);
+          late.emplace(q.now_ns(), sequence);
+          live.erase({at, sequence});
+          live.emplace(q.now_ns(), sequence);
+        }
+      }
+      const uint64_t before = ran;
+      ASSERT_TRUE(q.run_next()) << "seed " << seed;
+      ASSERT_EQ(ran, before + 1);
+    }
+    EXPECT_FALSE(q.run_next());
+    EXPECT_TRUE(q.empty());
+    EXPECT_GT(s->picks, 20u) << "seed " << seed;
+  }
 }
 
 TEST(SimClock, TimersFireAtTheirTimeAndCancelWorks) {
