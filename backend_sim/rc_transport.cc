@@ -178,6 +178,11 @@ Status RcTransport::post_send(uint32_t rank, uint32_t peer, const SendWorkReques
 }
 
 Status RcTransport::post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr) {
+  return post_recv_list(rank, peer, std::span<const RecvWorkRequest>(&wr, 1));
+}
+
+Status RcTransport::post_recv_list(uint32_t rank, uint32_t peer,
+                                   std::span<const RecvWorkRequest> wrs) {
   TW_ASSERT_HOT(rank < qps_.size() && peer < qps_.size() && rank != peer);
   QueuePair& qp = pair_of(rank, peer);
   context_.events.use(SharedObject::queue_pair(rank, peer));
@@ -185,9 +190,9 @@ Status RcTransport::post_recv(uint32_t rank, uint32_t peer, const RecvWorkReques
     return {StatusCode::kQpError, "post_recv: queue pair to rank " + std::to_string(peer) +
                                       " is in the error state"};
   }
-  qp.recvs.push_back(wr);
-  // A sender may be waiting (receiver-not-ready) for exactly this receive.
-  if (!qp.arrivals.empty() && !qp.rnr_waiting) process_arrivals(rank, peer);
+  qp.recvs.insert(qp.recvs.end(), wrs.begin(), wrs.end());
+  // A sender may be waiting (receiver-not-ready) for exactly these receives.
+  if (!wrs.empty() && !qp.arrivals.empty() && !qp.rnr_waiting) process_arrivals(rank, peer);
   return {};
 }
 

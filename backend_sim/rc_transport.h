@@ -35,6 +35,9 @@ class RcTransport {
   QpState state(uint32_t rank, uint32_t peer) const;
   Status post_send(uint32_t rank, uint32_t peer, const SendWorkRequest& wr);
   Status post_recv(uint32_t rank, uint32_t peer, const RecvWorkRequest& wr);
+  // The list in one step: nothing of the QP changes between two of its
+  // receives, so one check and one look at waiting arrivals serve them all.
+  Status post_recv_list(uint32_t rank, uint32_t peer, std::span<const RecvWorkRequest> wrs);
   void set_handler(uint32_t rank, CompletionHandler handler);
 
   // Faults.

@@ -94,6 +94,13 @@ Status SimNic::post_recv(QpHandle qp, const RecvWorkRequest& wr) {
   return transport_.post_recv(rank_, *peer, wr);
 }
 
+Status SimNic::post_recv_list(QpHandle qp, std::span<const RecvWorkRequest> wrs) {
+  Result<uint32_t> peer = peer_of(qp, "post_recv");
+  if (!peer.is_ok()) return peer.status();
+  if (context_.crashed[rank_]) return {StatusCode::kPeerGone, "post_recv: this rank crashed"};
+  return transport_.post_recv_list(rank_, *peer, wrs);
+}
+
 void SimNic::set_completion_handler(CompletionHandler handler) {
   transport_.set_handler(rank_, std::move(handler));
 }

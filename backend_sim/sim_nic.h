@@ -24,6 +24,7 @@ class SimNic final : public Nic {
   Status deregister_memory(const MemoryRegion& region) override;
   Status post_send(QpHandle qp, const SendWorkRequest& wr) override;
   Status post_recv(QpHandle qp, const RecvWorkRequest& wr) override;
+  Status post_recv_list(QpHandle qp, std::span<const RecvWorkRequest> wrs) override;
   void set_completion_handler(CompletionHandler handler) override;
 
  private:

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 
 #include "core/memory.h"
 #include "core/status.h"
@@ -112,6 +113,16 @@ class Nic {
   // after a completion. Other codes: not posted (QP in error, bad argument).
   virtual Status post_send(QpHandle qp, const SendWorkRequest& wr) = 0;
   virtual Status post_recv(QpHandle qp, const RecvWorkRequest& wr) = 0;
+  // Posts `wrs` in order, as ibv_post_recv posts a chained list: at the
+  // first one that fails, the rest are not posted and its status is returned
+  // (those before it stay posted). A channel filling its receive ring posts
+  // it whole. Backends may do it in one step; the default posts one by one.
+  virtual Status post_recv_list(QpHandle qp, std::span<const RecvWorkRequest> wrs) {
+    for (const RecvWorkRequest& wr : wrs) {
+      if (Status st = post_recv(qp, wr); !st.is_ok()) return st;
+    }
+    return Status::ok();
+  }
 
   // The rank's progress loop calls this for each completion, in order.
   virtual void set_completion_handler(CompletionHandler handler) = 0;

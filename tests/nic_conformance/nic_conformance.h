@@ -155,6 +155,37 @@ TYPED_TEST_P(NicConformance, OneQueuePairCompletesInPostingOrder) {
   EXPECT_EQ(rig.read(1, dst, 0, total), sent);
 }
 
+// A list of receives (ibv_post_recv's chain) is posted in its order: the
+// sends land in them one by one, and an empty list posts nothing.
+TYPED_TEST_P(NicConformance, AReceiveListIsPostedInItsOrder) {
+  NicRig<TypeParam> rig;
+  ASSERT_TRUE(rig.start());
+  constexpr uint32_t kReceives = 6;
+  MemoryRegion src = rig.region(0, 64 * kReceives, Access::kNone);
+  MemoryRegion dst = rig.region(1, 64 * kReceives, Access::kLocalWrite);
+  const std::vector<std::byte> sent = rig.fill(0, src, 3);
+  NIC_ASSERT_OK(rig.nic(1).post_recv_list(rig.qp(1, 0), {}));
+  std::vector<RecvWorkRequest> list;
+  for (uint32_t i = 0; i < kReceives; ++i) {
+    list.push_back(RecvWorkRequest{200 + i, sge_of(dst, 64 * i, 64)});
+  }
+  NIC_ASSERT_OK(rig.nic(1).post_recv_list(rig.qp(1, 0), list));
+  for (uint32_t i = 0; i < kReceives; ++i) {
+    NIC_ASSERT_OK(rig.post(0, 1, WorkOpcode::kSend, sge_of(src, 64 * i, 64 - i), i));
+  }
+  ASSERT_TRUE(rig.progress_until_counts({kReceives, kReceives})) << rig.diagnostics(1);
+  for (uint32_t i = 0; i < kReceives; ++i) {
+    SCOPED_TRACE("receive " + std::to_string(i));
+    const Completion& r = rig.completions(1)[i];
+    EXPECT_EQ(r.wr_id, 200 + i);
+    EXPECT_EQ(r.status, CompletionStatus::kSuccess);
+    EXPECT_EQ(r.byte_len, 64 - i);
+    const auto at = static_cast<std::ptrdiff_t>(64 * i);
+    EXPECT_EQ(rig.read(1, dst, 64 * i, 64 - i),
+              std::vector<std::byte>(sent.begin() + at, sent.begin() + at + 64 - i));
+  }
+}
+
 TYPED_TEST_P(NicConformance, RdmaWriteMovesBytesAndConsumesNoReceive) {
   NicRig<TypeParam> rig;
   ASSERT_TRUE(rig.start());
@@ -527,6 +558,8 @@ TYPED_TEST_P(NicConformance, BrokenQueuePairFlushesPostedReceivesAndRefusesWork)
   EXPECT_EQ(rig.state(0, 1), QpState::kError);
   EXPECT_EQ(rig.post(0, 1, WorkOpcode::kSend, sge_of(src, 0, 8), 4).code(), StatusCode::kQpError);
   EXPECT_EQ(rig.post_recv(0, 1, sge_of(inbox, 0, 64), 5).code(), StatusCode::kQpError);
+  const RecvWorkRequest refused[] = {{6, sge_of(inbox, 0, 64)}, {7, sge_of(inbox, 64, 64)}};
+  EXPECT_EQ(rig.nic(0).post_recv_list(rig.qp(0, 1), refused).code(), StatusCode::kQpError);
 }
 
 TYPED_TEST_P(NicConformance, InvalidQueuePairHandlesAreRefused) {
@@ -538,6 +571,8 @@ TYPED_TEST_P(NicConformance, InvalidQueuePairHandlesAreRefused) {
     SCOPED_TRACE("handle " + std::to_string(bad.id));
     EXPECT_EQ(nic.post_send(bad, SendWorkRequest{}).code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(nic.post_recv(bad, RecvWorkRequest{}).code(), StatusCode::kInvalidArgument);
+    const RecvWorkRequest one[] = {RecvWorkRequest{}};
+    EXPECT_EQ(nic.post_recv_list(bad, one).code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(nic.queue_pair_state(bad), QpState::kError);
   }
   SendWorkRequest unknown;
@@ -549,7 +584,7 @@ TYPED_TEST_P(NicConformance, InvalidQueuePairHandlesAreRefused) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(NicConformance, SendLandsInAPostedReceiveByteForByte,
-                            OneQueuePairCompletesInPostingOrder,
+                            OneQueuePairCompletesInPostingOrder, AReceiveListIsPostedInItsOrder,
                             RdmaWriteMovesBytesAndConsumesNoReceive,
                             WriteWithImmDeliversTheImmediateAndByteLen,
                             ZeroLengthWriteWithImmNeedsNoValidKey, RdmaReadFetchesRemoteBytes,

@@ -27,10 +27,10 @@ Status RdmaChannel::start() {
   if (!ring.is_ok()) return ring.status();
   ring_ = *ring;
   TW_ASSERT_MSG(ring_.region.has_value(), "the ring is registered: the NIC writes into it");
-  for (uint32_t slot = 0; slot < ring_size_; ++slot) {
-    Status st = repost(slot);
-    if (!st.is_ok()) return st;
-  }
+  // The whole ring in one list, as TF's channel posts its receives at setup.
+  std::vector<RecvWorkRequest> ring_receives(ring_size_);
+  for (uint32_t slot = 0; slot < ring_size_; ++slot) ring_receives[slot] = ring_receive(slot);
+  if (Status st = nic_.post_recv_list(qp_, ring_receives); !st.is_ok()) return st;
   // Message buffers up front: a channel that could start can always send,
   // even when its rank later runs out of memory.
   return add_message_chunk();
@@ -65,14 +65,19 @@ std::span<const std::byte> RdmaChannel::ring_bytes(uint64_t slot, uint32_t byte_
   return memory_.host_view(one);
 }
 
-Status RdmaChannel::repost(uint64_t slot) {
-  if (slot >= ring_size_) return {StatusCode::kInvalidArgument, "ring slot out of range"};
+RecvWorkRequest RdmaChannel::ring_receive(uint64_t slot) const {
+  TW_ASSERT_MSG(slot < ring_size_, "a ring slot in range");
   RecvWorkRequest wr;
   wr.wr_id = RdmaWriteID{RdmaWriteIDType::kRingReceive, slot}.encode();
   wr.local.addr = ring_.buffer.addr + slot * slot_bytes_;
   wr.local.length = static_cast<uint32_t>(slot_bytes_);
   wr.local.lkey = ring_.region->lkey;
-  return nic_.post_recv(qp_, wr);
+  return wr;
+}
+
+Status RdmaChannel::repost(uint64_t slot) {
+  if (slot >= ring_size_) return {StatusCode::kInvalidArgument, "ring slot out of range"};
+  return nic_.post_recv(qp_, ring_receive(slot));
 }
 
 Status RdmaChannel::add_message_chunk() {

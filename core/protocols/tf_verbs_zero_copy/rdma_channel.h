@@ -82,6 +82,8 @@ class RdmaChannel {
   void digest(StateDigest& d) const;  // for model checkers' state caches
 
  private:
+  // The receive that puts ring slot `slot` back on the queue.
+  RecvWorkRequest ring_receive(uint64_t slot) const;
   size_t message_slots_total() const { return chunks_.size() * kMessageSlotsPerChunk; }
   Status add_message_chunk();
   Status post_in_free_slot(const wire::RdmaMessage& message);
