@@ -190,7 +190,7 @@ Status RcTransport::post_recv_list(uint32_t rank, uint32_t peer,
     return {StatusCode::kQpError, "post_recv: queue pair to rank " + std::to_string(peer) +
                                       " is in the error state"};
   }
-  qp.recvs.insert(qp.recvs.end(), wrs.begin(), wrs.end());
+  for (const RecvWorkRequest& wr : wrs) qp.recvs.push_back(wr);
   // A sender may be waiting (receiver-not-ready) for exactly these receives.
   if (!wrs.empty() && !qp.arrivals.empty() && !qp.rnr_waiting) process_arrivals(rank, peer);
   return {};

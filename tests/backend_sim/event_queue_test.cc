@@ -18,6 +18,21 @@
 namespace tensorwire::sim::testing {
 namespace {
 
+// xorshift64 from a seed: next(bound) draws from [0, bound).
+class SeededDraw {
+ public:
+  explicit SeededDraw(uint64_t seed) : state_(seed * 0x9e3779b97f4a7c15ull) {}
+  uint64_t operator()(uint64_t bound) {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_ % bound;
+  }
+
+ private:
+  uint64_t state_;
+};
+
 TEST(EventQueue, RunsByTimeThenInsertionOrder) {
   EventQueue q;
   std::string order;
@@ -77,13 +92,7 @@ TEST(EventQueue, RandomSchedulesAndCancelsRunInTimeThenSequenceOrder) {
   using Key = std::pair<TimeNs, uint64_t>;  // (time, sequence)
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     EventQueue q;
-    uint64_t state = seed * 0x9e3779b97f4a7c15ull;
-    auto next = [&state](uint64_t bound) {
-      state ^= state << 13;
-      state ^= state >> 7;
-      state ^= state << 17;
-      return state % bound;
-    };
+    SeededDraw next(seed);
     std::vector<EventId> ids;
     std::vector<Key> scheduled;
     std::set<uint64_t> cancelled;
@@ -363,13 +372,7 @@ TEST(EventQueue, ASchedulerIsOfferedExactlyTheLiveEventsDueFirstInSequenceOrder)
     auto sched = std::make_unique<CheckedRandomPick>(live, seed);
     CheckedRandomPick* s = sched.get();
     q.set_scheduler(std::move(sched));
-    uint64_t state = seed * 0x9e3779b97f4a7c15ull;
-    auto next = [&state](uint64_t bound) {
-      state ^= state << 13;
-      state ^= state >> 7;
-      state ^= state << 17;
-      return state % bound;
-    };
+    SeededDraw next(seed);
     std::vector<EventId> ids;
     auto forget = [&](uint64_t sequence) {
       for (auto* set : {&live, &late}) {
