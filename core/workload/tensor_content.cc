@@ -1,6 +1,7 @@
 #include "core/workload/tensor_content.h"
 
 #include <array>
+#include <bit>
 #include <cstring>
 
 #include "core/splitmix64.h"
@@ -12,6 +13,16 @@ namespace {
 uint64_t content_word(uint64_t key, uint64_t i) {
   uint64_t state = key ^ (i * 0xd1b54a32d192ed03ull);
   return splitmix64(state);
+}
+
+// A content word as its eight bytes, least significant first, whatever the
+// host's byte order (a little-endian host stores the word as it is).
+void word_bytes(uint64_t w, std::byte* out) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(out, &w, 8);
+  } else {
+    for (size_t b = 0; b < 8; ++b) out[b] = static_cast<std::byte>(w >> (8 * b));
+  }
 }
 
 std::byte content_byte(uint64_t key, uint64_t offset) {
@@ -42,8 +53,7 @@ void fill_content_at(uint64_t key, uint64_t offset, std::span<std::byte> out) {
   size_t i = 0;
   for (; i < out.size() && (offset + i) % 8 != 0; ++i) out[i] = content_byte(key, offset + i);
   for (; i + 8 <= out.size(); i += 8) {
-    const uint64_t w = content_word(key, (offset + i) / 8);
-    for (size_t b = 0; b < 8; ++b) out[i + b] = static_cast<std::byte>(w >> (8 * b));
+    word_bytes(content_word(key, (offset + i) / 8), out.data() + i);
   }
   for (; i < out.size(); ++i) out[i] = content_byte(key, offset + i);
 }
@@ -54,9 +64,8 @@ size_t first_content_mismatch_at(uint64_t key, uint64_t offset, std::span<const 
     if (data[i] != content_byte(key, offset + i)) return i;
   }
   for (; i + 8 <= data.size(); i += 8) {
-    const uint64_t w = content_word(key, (offset + i) / 8);
     std::array<std::byte, 8> expected{};
-    for (size_t b = 0; b < 8; ++b) expected[b] = static_cast<std::byte>(w >> (8 * b));
+    word_bytes(content_word(key, (offset + i) / 8), expected.data());
     if (std::memcmp(expected.data(), data.data() + i, 8) == 0) continue;
     for (size_t b = 0; b < 8; ++b) {
       if (data[i + b] != expected[b]) return i + b;

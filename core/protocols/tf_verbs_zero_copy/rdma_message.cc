@@ -1,5 +1,6 @@
 #include "core/protocols/tf_verbs_zero_copy/rdma_message.h"
 
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -13,8 +14,9 @@ namespace tensorwire::wire {
 namespace {
 
 // Little-endian writer over a span the caller has sized (encode() checks the
-// size first). Byte by byte: the layout never depends on the host's struct
-// padding or byte order.
+// size first). Field by field: the layout never depends on the host's struct
+// padding or byte order (a little-endian host copies a field's bytes as they
+// are, any other host shifts them out one by one).
 class ByteWriter {
  public:
   explicit ByteWriter(std::span<std::byte> out) : out_(out) {}
@@ -23,18 +25,25 @@ class ByteWriter {
     TW_ASSERT(pos_ < out_.size());
     out_[pos_++] = std::byte{v};
   }
-  void u16(uint16_t v) { le(v, 2); }
-  void u32(uint32_t v) { le(v, 4); }
-  void u64(uint64_t v) { le(v, 8); }
+  void u16(uint16_t v) { le<2>(v); }
+  void u32(uint32_t v) { le<4>(v); }
+  void u64(uint64_t v) { le<8>(v); }
   void bytes(const std::string& s) {
     TW_ASSERT(s.size() <= out_.size() - pos_);
-    for (char c : s) out_[pos_++] = static_cast<std::byte>(c);
+    if (!s.empty()) std::memcpy(out_.data() + pos_, s.data(), s.size());
+    pos_ += s.size();
   }
 
  private:
-  void le(uint64_t v, int n) {
-    TW_ASSERT_MSG(static_cast<size_t>(n) <= out_.size() - pos_, "encode() sized the output first");
-    for (int i = 0; i < n; ++i) out_[pos_++] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+  template <size_t N>
+  void le(uint64_t v) {
+    TW_ASSERT_MSG(N <= out_.size() - pos_, "encode() sized the output first");
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(out_.data() + pos_, &v, N);
+      pos_ += N;
+    } else {
+      for (size_t i = 0; i < N; ++i) out_[pos_++] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+    }
   }
   std::span<std::byte> out_;
   size_t pos_ = 0;
@@ -51,23 +60,22 @@ class ByteReader {
   const Status& error() const { return error_; }
 
   std::optional<uint8_t> u8(const char* field) {
-    auto v = le(field, 1);
+    auto v = le<1>(field);
     return v ? std::optional<uint8_t>(static_cast<uint8_t>(*v)) : std::nullopt;
   }
   std::optional<uint16_t> u16(const char* field) {
-    auto v = le(field, 2);
+    auto v = le<2>(field);
     return v ? std::optional<uint16_t>(static_cast<uint16_t>(*v)) : std::nullopt;
   }
   std::optional<uint32_t> u32(const char* field) {
-    auto v = le(field, 4);
+    auto v = le<4>(field);
     return v ? std::optional<uint32_t>(static_cast<uint32_t>(*v)) : std::nullopt;
   }
-  std::optional<uint64_t> u64(const char* field) { return le(field, 8); }
+  std::optional<uint64_t> u64(const char* field) { return le<8>(field); }
 
   bool string(const char* field, size_t n, std::string& out) {
     if (!has(field, n)) return false;
-    out.resize(n);
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>(in_[pos_ + i]);
+    out.assign(reinterpret_cast<const char*>(in_.data() + pos_), n);
     pos_ += n;
     return true;
   }
@@ -90,11 +98,16 @@ class ByteReader {
         Status(StatusCode::kMalformedMessage, std::string("RdmaMessage: ") + field + " at offset " +
                                                   std::to_string(at) + ": " + what);
   }
-  std::optional<uint64_t> le(const char* field, int n) {
-    if (!has(field, static_cast<size_t>(n))) return std::nullopt;
+  template <size_t N>
+  std::optional<uint64_t> le(const char* field) {
+    if (!has(field, N)) return std::nullopt;
     uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
-    pos_ += static_cast<size_t>(n);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&v, in_.data() + pos_, N);
+    } else {
+      for (size_t i = 0; i < N; ++i) v |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
+    }
+    pos_ += N;
     TW_ASSERT_MSG(pos_ <= in_.size(), "a read never passes the end of the input");
     return v;
   }
