@@ -378,6 +378,7 @@ void EventQueue::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
     heap_insert(e.at_ns, e.sequence, e.slot);
   }
   scheduler_ = std::move(scheduler);
+  used_kinds_ = scheduler_ ? scheduler_->used_kinds() : 0;
 }
 
 uint64_t EventQueue::digest_term_of(const Slot& slot) {
@@ -387,6 +388,7 @@ uint64_t EventQueue::digest_term_of(const Slot& slot) {
 }
 
 uint64_t EventQueue::pending_digest() const {
+  TW_ASSERT_MSG(state_digests_, "pending events are digested only where state digests are on");
   uint64_t sum = 0;
   // Inside a pick the events being chosen among are the choice, not what is
   // pending (as when they were taken out of the heap to be chosen among);

@@ -69,7 +69,7 @@ class EventQueue {
   // What the running event shares with others (see Scheduler::used); no-op
   // without a scheduler that wants to know.
   void use(const SharedObject& object) {
-    if (scheduler_) scheduler_->used(object);
+    if ((used_kinds_ & Scheduler::kind_bit(object.kind)) != 0) scheduler_->used(object);
   }
   // The running event changed `rank`'s state directly (a queue pair's far end
   // went to error), not by scheduling an event for it.
@@ -79,12 +79,15 @@ class EventQueue {
   }
   // A scheduler is installed: a model checker, which may digest the state.
   bool digesting() const { return scheduler_ != nullptr; }
+  // Off: no one will call pending_digest() (a model checker that never
+  // digests the state: random walks, PCT), so `what` hashes nothing.
+  void set_state_digests(bool on) { state_digests_ = on; }
   // A `what` for schedule_at from the values an event acts on; 0 without a
   // scheduler (only model checkers digest pending events, so a plain
   // simulation does not pay for it).
   template <typename... Values>
   uint64_t what(Values... values) const {
-    if (!scheduler_) return 0;
+    if (!scheduler_ || !state_digests_) return 0;
     StateDigest d;
     (d.add(static_cast<uint64_t>(values)), ...);
     return d.value();
@@ -206,6 +209,8 @@ class EventQueue {
   EventCallback instant_end_hook_;
   bool instant_end_pending_ = false;
   std::unique_ptr<Scheduler> scheduler_;  // null: insertion order
+  uint32_t used_kinds_ = 0;               // scheduler_->used_kinds(); 0 without one
+  bool state_digests_ = true;             // see set_state_digests
   // Scheduler path: the events due now, in sequence order (some may be
   // cancelled); they stay here between picks rather than going back into the
   // heap, and events scheduled at now join them.

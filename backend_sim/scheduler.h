@@ -73,6 +73,13 @@ class Scheduler {
   // (see SharedObject). Partial-order reduction needs these, since it takes
   // events that share no object to be independent.
   virtual void used(const SharedObject& /*object*/) {}
+  // Which kinds of SharedObject used() acts on, bit k for Kind k: the event
+  // queue passes only those (read once, when the scheduler is installed). A
+  // random walk, which never asks which events were independent, takes none
+  // of the dozen an event reports, each a chain of virtual calls.
+  static constexpr uint32_t kind_bit(SharedObject::Kind kind) { return 1u << static_cast<uint32_t>(kind); }
+  static constexpr uint32_t kEveryKind = 0x1f;
+  virtual uint32_t used_kinds() const { return kEveryKind; }
   // The running event is the NIC's own work on the send side of rank -> peer
   // (a transfer ending, the next request going on the wire), not rank's code:
   // by itself it changes that send queue only, and rank's memory, CPU or

@@ -36,7 +36,9 @@ struct SimContext {
         stats(cluster.nodes), cpu_free_ns(cluster.nodes, 0), crashed(cluster.nodes, false),
         failing_registrations(cluster.nodes, 0), fabric(cluster), sanitizer(cluster.nodes),
         meter(cluster, fabric),
-        jitter(cluster.jitter, options.seed), ledger(options.transfer_ledger) {}
+        jitter(cluster.jitter, options.seed), ledger(options.transfer_ledger) {
+    events.set_state_digests(options.state_digests);
+  }
 
   Cluster cluster;
   SimOptions options;

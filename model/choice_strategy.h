@@ -28,6 +28,9 @@ class ChoiceStrategy {
   // partial-order reduction needs to know which events were independent.
   virtual void ran(const sim::ReadyEvent& /*event*/) {}
   virtual void used(const sim::SharedObject& /*object*/) {}
+  // The kinds used() acts on (sim::Scheduler::used_kinds): every kind unless
+  // the strategy says otherwise.
+  virtual uint32_t used_kinds() const { return sim::Scheduler::kEveryKind; }
   virtual void nic_work_on_send_queue(uint32_t /*rank*/, uint32_t /*peer*/) {}
 };
 
@@ -37,6 +40,7 @@ class RandomWalkStrategy final : public ChoiceStrategy {
  public:
   explicit RandomWalkStrategy(uint64_t seed) : state_(seed) {}
   uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override;
+  uint32_t used_kinds() const override { return 0; }
 
  private:
   uint64_t state_;
@@ -66,6 +70,7 @@ class PctStrategy final : public ChoiceStrategy {
   PctStrategy(uint64_t seed, uint32_t depth, uint64_t steps_expected);
   uint32_t choose(std::span<const sim::ReadyEvent> ready, uint64_t step) override;
   void ran(const sim::ReadyEvent& event) override;
+  uint32_t used_kinds() const override { return 0; }
 
   // Which agent an event belongs to: its rank and its kind ("timer" is the
   // rank's CPU, "timeout" its timeouts, "copy" its copy engine, "post",
@@ -163,6 +168,7 @@ class RecordingScheduler final : public sim::Scheduler {
   bool wants_every_event() const override { return faults_open(); }
   void ran(const sim::ReadyEvent& event) override { strategy_.ran(event); }
   void used(const sim::SharedObject& object) override { strategy_.used(object); }
+  uint32_t used_kinds() const override { return strategy_.used_kinds(); }
   void nic_work_on_send_queue(uint32_t rank, uint32_t peer) override {
     strategy_.nic_work_on_send_queue(rank, peer);
   }

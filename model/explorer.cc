@@ -71,7 +71,10 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   Fingerprinter(RecordingScheduler& inner, uint32_t ranks, std::vector<uint64_t>* out)
       : inner_(inner), ranks_(ranks), rank_hash_(ranks, 0), timeouts_by_rank_(ranks, 0),
         queue_started_(static_cast<size_t>(ranks) * ranks, 0),
-        queue_nic_work_(static_cast<size_t>(ranks) * ranks, 0), out_(out) {}
+        queue_nic_work_(static_cast<size_t>(ranks) * ranks, 0), out_(out) {
+    const size_t entries = rank_hash_.size() + queue_started_.size() + queue_nic_work_.size();
+    for (size_t slot = 0; slot < entries; ++slot) history_sum_ += history_term(slot, 0);
+  }
   // The protocol's own invariants watch what the hardware did.
   void on_remote_write_landed(RankId target, uint64_t addr, uint64_t length, bool has_imm,
                               uint32_t imm) override {
@@ -96,8 +99,8 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   void on_request_started(RankId rank, RankId peer, uint64_t wr_id,
                           std::span<const std::byte> bytes) override {
     if (rank >= ranks_ || peer >= ranks_) return;
-    uint64_t& started = queue_started_[static_cast<size_t>(rank) * ranks_ + peer];
-    uint64_t h = mix(mix(started, wr_id), bytes.size());
+    const size_t queue = static_cast<size_t>(rank) * ranks_ + peer;
+    uint64_t h = mix(mix(queue_started_[queue], wr_id), bytes.size());
     // Eight bytes per round.
     size_t i = 0;
     for (; i + 8 <= bytes.size(); i += 8) {
@@ -106,7 +109,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
       h = mix(h, word);
     }
     for (; i < bytes.size(); ++i) h = mix(h, static_cast<uint64_t>(bytes[i]));
-    started = h;
+    set_history(queue_started_, ranks_, queue, h);
   }
   void used(const sim::SharedObject& object) override {
     inner_.used(object);
@@ -119,6 +122,12 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
         static_cast<int64_t>(object.rank) != event_rank_) {
       also_ranks_.push_back(object.rank);
     }
+  }
+  // What the inner scheduler takes, and the uses that make an event part of
+  // another rank's history.
+  uint32_t used_kinds() const override {
+    return inner_.used_kinds() | kind_bit(sim::SharedObject::Kind::kRank) |
+           kind_bit(sim::SharedObject::Kind::kQueuePair);
   }
   void nic_work_on_send_queue(uint32_t rank, uint32_t peer) override {
     inner_.nic_work_on_send_queue(rank, peer);
@@ -153,7 +162,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     if (chosen == kGatherAgain) {
       // A fault struck: the history of each rank whose queue pairs it broke
       // says where (which fault, and on which rank, is in fault_state()).
-      for (uint32_t r : also_ranks_) rank_hash_[r] = mix(rank_hash_[r], 0xfa0171);
+      for (uint32_t r : also_ranks_) set_history(rank_hash_, 0, r, mix(rank_hash_[r], 0xfa0171));
       also_ranks_.clear();
       return chosen;
     }
@@ -178,10 +187,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
     return d.value();
   }
   uint64_t history_fingerprint() const {
-    uint64_t h = mix(0, inner_.fault_state());
-    for (uint64_t r : rank_hash_) h = mix(h, r);
-    for (uint64_t q : queue_started_) h = mix(h, q);
-    for (uint64_t q : queue_nic_work_) h = mix(h, q);
+    const uint64_t h = mix(mix(0, inner_.fault_state()), history_sum_);
     // What is ready, as a multiset of (rank, kind): order-free, so a sum.
     uint64_t ready_sum = 0;
     for (const auto& e : ready_) {
@@ -217,16 +223,29 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   void flush() {
     if (event_rank_ >= 0) {
       if (queue_ >= 0) {
-        queue_nic_work_[static_cast<size_t>(queue_)] += kind_hash_;
+        const auto q = static_cast<size_t>(queue_);
+        set_history(queue_nic_work_, nic_work_base(), q, queue_nic_work_[q] + kind_hash_);
       } else {
-        uint64_t& history = rank_hash_[static_cast<size_t>(event_rank_)];
-        history = mix(history, event_hash_);
+        const auto r = static_cast<size_t>(event_rank_);
+        set_history(rank_hash_, 0, r, mix(rank_hash_[r], event_hash_));
       }
-      for (uint32_t r : also_ranks_) rank_hash_[r] = mix(rank_hash_[r], event_hash_);
+      for (uint32_t r : also_ranks_) set_history(rank_hash_, 0, r, mix(rank_hash_[r], event_hash_));
     }
     event_rank_ = -1;
     queue_ = -1;
     also_ranks_.clear();
+  }
+
+  // The histories (rank_hash_, then queue_started_, then queue_nic_work_,
+  // numbered on from one array to the next) go into a fingerprint as a sum
+  // of one term per entry, each the entry's value mixed with its number:
+  // a choice point changes one or two entries, so the sum follows them
+  // there, where mixing every entry in turn cost a tenth of a random walk.
+  static uint64_t history_term(size_t slot, uint64_t value) { return mix(0x9e3779b9ull + slot, value); }
+  size_t nic_work_base() const { return rank_hash_.size() + queue_started_.size(); }
+  void set_history(std::vector<uint64_t>& histories, size_t base, size_t i, uint64_t value) {
+    history_sum_ += history_term(base + i, value) - history_term(base + i, histories[i]);
+    histories[i] = value;
   }
 
   RecordingScheduler& inner_;
@@ -239,6 +258,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   // does not change what the queue holds).
   std::vector<uint64_t> queue_started_;
   std::vector<uint64_t> queue_nic_work_;
+  uint64_t history_sum_ = 0;  // the sum of history_term over every entry
   uint64_t kind_hash_ = 0;            // of the event running now: its kind
   uint64_t event_hash_ = 0;           // its kind, its rank among its kind, what it saw
   int64_t event_rank_ = -1;           // its rank; -1: nothing to add

@@ -11,6 +11,7 @@ class ForwardingScheduler final : public sim::Scheduler {
   size_t pick(std::span<const sim::ReadyEvent> ready) override { return to_.pick(ready); }
   void ran(const sim::ReadyEvent& event) override { to_.ran(event); }
   void used(const sim::SharedObject& object) override { to_.used(object); }
+  uint32_t used_kinds() const override { return to_.used_kinds(); }
   void nic_work_on_send_queue(uint32_t rank, uint32_t peer) override {
     to_.nic_work_on_send_queue(rank, peer);
   }
