@@ -278,6 +278,61 @@ TEST(EventQueue, SchedulerPicksAmongSameTimeEventsOnly) {
   EXPECT_EQ(s->offered, 3u);
 }
 
+// Records the kinds of shared object it is told of; takes `kinds` (by
+// default every kind, as sim::Scheduler does).
+class UseRecorder final : public Scheduler {
+ public:
+  explicit UseRecorder(std::optional<uint32_t> kinds) : kinds_(kinds) {}
+  size_t pick(std::span<const ReadyEvent>) override { return 0; }
+  void used(const SharedObject& object) override { seen.push_back(object.kind); }
+  uint32_t used_kinds() const override { return kinds_ ? *kinds_ : Scheduler::used_kinds(); }
+  std::vector<SharedObject::Kind> seen;
+
+ private:
+  std::optional<uint32_t> kinds_;
+};
+
+// Every kind of use, in Kind order, reported by one event.
+std::vector<SharedObject::Kind> uses_seen_by(std::optional<uint32_t> kinds) {
+  EventQueue q;
+  auto sched = std::make_unique<UseRecorder>(kinds);
+  UseRecorder* s = sched.get();
+  q.set_scheduler(std::move(sched));
+  q.schedule_at(5, 0, "t", [&] {
+    q.touch(1);
+    q.use(SharedObject::send_queue(0, 1));
+    q.use(SharedObject::memory(0, 4096, 64));
+    q.use(SharedObject::cpu(0));
+    q.use(SharedObject::queue_pair(0, 1));
+  });
+  while (q.run_next()) {
+  }
+  return s->seen;
+}
+
+TEST(EventQueue, ASchedulerIsToldOfTheKindsOfUseItTakesOnly) {
+  using K = SharedObject::Kind;
+  EXPECT_EQ(uses_seen_by(std::nullopt),
+            (std::vector<K>{K::kRank, K::kSendQueue, K::kMemory, K::kCpu, K::kQueuePair}));
+  EXPECT_EQ(uses_seen_by(Scheduler::kind_bit(K::kRank) | Scheduler::kind_bit(K::kQueuePair)),
+            (std::vector<K>{K::kRank, K::kQueuePair}));
+  EXPECT_EQ(uses_seen_by(0), std::vector<K>{});
+  // Without a scheduler nothing is told, and an event's `what` is not hashed.
+  EventQueue plain;
+  plain.use(SharedObject::cpu(0));
+  EXPECT_EQ(plain.what(1, 2, 3), 0u);
+}
+
+TEST(EventQueue, AWhatIsHashedOnlyWhereStateDigestsAreOn) {
+  EventQueue q;
+  q.set_scheduler(std::make_unique<UseRecorder>(std::nullopt));
+  const uint64_t on = q.what(1, 2, 3);
+  EXPECT_NE(on, 0u);
+  EXPECT_NE(q.what(1, 2, 4), on);
+  q.set_state_digests(false);
+  EXPECT_EQ(q.what(1, 2, 3), 0u);
+}
+
 // A scheduler that, at its first choice, cancels every other ready event:
 // those go back to the heap dead, and past 1024 of them the queue drops them
 // all at once (drop_cancelled) and rebuilds its heap.
