@@ -216,7 +216,9 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
 
   // Kinds are string constants: the same address is the same kind, and
   // only different addresses need their characters compared.
-  static bool same_kind(const char* a, const char* b) { return a == b || std::string_view(a) == b; }
+  // strcmp stops at the first difference, where comparing string_views
+  // measured both lengths first (at every event).
+  static bool same_kind(const char* a, const char* b) { return a == b || std::strcmp(a, b) == 0; }
 
   // The event that ran last goes into its history: its rank's, or the send
   // queue's it worked on, and that of any rank it changed directly.
