@@ -77,8 +77,12 @@ class Scheduler {
   // queue passes only those (read once, when the scheduler is installed). A
   // random walk, which never asks which events were independent, takes none
   // of the dozen an event reports, each a chain of virtual calls.
-  static constexpr uint32_t kind_bit(SharedObject::Kind kind) { return 1u << static_cast<uint32_t>(kind); }
-  static constexpr uint32_t kEveryKind = 0x1f;
+  static constexpr uint32_t kind_bit(SharedObject::Kind kind) {
+    return 1u << static_cast<uint32_t>(kind);
+  }
+  // kQueuePair is the last Kind.
+  static constexpr uint32_t kEveryKind =
+      (2u << static_cast<uint32_t>(SharedObject::Kind::kQueuePair)) - 1;
   virtual uint32_t used_kinds() const { return kEveryKind; }
   // The running event is the NIC's own work on the send side of rank -> peer
   // (a transfer ending, the next request going on the wire), not rank's code:
