@@ -83,8 +83,8 @@ class EventQueue {
   // digests the state: random walks, PCT), so `what` hashes nothing.
   void set_state_digests(bool on) { state_digests_ = on; }
   // A `what` for schedule_at from the values an event acts on; 0 without a
-  // scheduler (only model checkers digest pending events, so a plain
-  // simulation does not pay for it).
+  // scheduler or without state digests (only a model checker that digests
+  // the state reads it, so nothing else pays for it).
   template <typename... Values>
   uint64_t what(Values... values) const {
     if (!scheduler_ || !state_digests_) return 0;

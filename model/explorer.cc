@@ -109,7 +109,7 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
       h = mix(h, word);
     }
     for (; i < bytes.size(); ++i) h = mix(h, static_cast<uint64_t>(bytes[i]));
-    set_history(queue_started_, ranks_, queue, h);
+    set_history(queue_started_, started_base(), queue, h);
   }
   void used(const sim::SharedObject& object) override {
     inner_.used(object);
@@ -215,9 +215,8 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   }
 
   // Kinds are string constants: the same address is the same kind, and
-  // only different addresses need their characters compared.
-  // strcmp stops at the first difference, where comparing string_views
-  // measured both lengths first (at every event).
+  // only different addresses need their characters compared (strcmp, which
+  // stops at the first difference; this runs at every event).
   static bool same_kind(const char* a, const char* b) { return a == b || std::strcmp(a, b) == 0; }
 
   // The event that ran last goes into its history: its rank's, or the send
@@ -241,10 +240,12 @@ class Fingerprinter final : public sim::SimObserver, public sim::Scheduler {
   // The histories (rank_hash_, then queue_started_, then queue_nic_work_,
   // numbered on from one array to the next) go into a fingerprint as a sum
   // of one term per entry, each the entry's value mixed with its number:
-  // a choice point changes one or two entries, so the sum follows them
-  // there, where mixing every entry in turn cost a tenth of a random walk.
+  // an event changes one or two entries, so the sum follows them there,
+  // where mixing every entry in turn at every choice point cost a twentieth
+  // of a random walk.
   static uint64_t history_term(size_t slot, uint64_t value) { return mix(0x9e3779b9ull + slot, value); }
-  size_t nic_work_base() const { return rank_hash_.size() + queue_started_.size(); }
+  size_t started_base() const { return rank_hash_.size(); }
+  size_t nic_work_base() const { return started_base() + queue_started_.size(); }
   void set_history(std::vector<uint64_t>& histories, size_t base, size_t i, uint64_t value) {
     history_sum_ += history_term(base + i, value) - history_term(base + i, histories[i]);
     histories[i] = value;
