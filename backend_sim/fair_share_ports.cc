@@ -53,16 +53,47 @@ FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
   f.mark = 0;
   f.rate_index = 0;
   f.live = true;
+  bool alone = true;
   for (uint32_t h = 0; h < f.route.hops; ++h) {
     // A route never crosses a resource twice (Fabric::route): each hop has one place.
     TW_ASSERT_HOT(std::count(f.route.resources.begin(), f.route.resources.begin() + f.route.hops,
                              f.route.resources[h]) == 1);
     std::vector<FlowId>& on = flows_on_[f.route.resources[h]];
+    alone = alone && on.empty();
     f.place_on[h] = static_cast<uint32_t>(on.size());
     on.push_back(id);
   }
-  recompute(f.route);
+  if (alone && !context_.tracing) {
+    start_alone(id);
+  } else {
+    recompute(f.route);
+  }
   return id;
+}
+
+// What recompute() does for a flow that starts on an idle route, without its
+// search for the flows sharing it: the flow has its route's narrowest
+// resource, it moved nothing yet, and it has no end event to move. (Tracing
+// takes recompute(), which writes the resources' utilisation.)
+void FairSharePorts::start_alone(FlowId id) {
+  Flow& f = flows_[id];
+  TW_ASSERT_HOT(f.live && !context_.events.is_pending(f.finish) && f.rate_bytes_per_s == 0);
+  double rate = fabric_.capacity(f.route.resources[0]);
+  for (uint32_t r : f.route.resource_span()) {
+    TW_ASSERT_HOT_MSG(flows_on_resource(r) == 1, "a flow alone on its route");
+    rate = std::min(rate, fabric_.capacity(r));
+  }
+  TW_ASSERT_HOT_MSG(rate > 0, "a flow's rate is positive");
+  f.rate_bytes_per_s = rate;
+  f.finish = context_.events.schedule_at(context_.now() + transfer_time_ns(f.remaining_bytes, rate),
+                                         f.src, "transfer", f.dst, [this, id] { finish(id); });
+}
+
+bool FairSharePorts::route_idle(const Route& route) const {
+  for (uint32_t r : route.resource_span()) {
+    if (flows_on_resource(r) != 0) return false;
+  }
+  return true;
 }
 
 void FairSharePorts::cancel(FlowId id) {
@@ -310,7 +341,9 @@ void FairSharePorts::finish(FlowId id) {
   EventCallback done = std::move(f.on_drained);
   f.finish = {};
   detach(id);
-  recompute(route);
+  // A flow that was alone leaves its route idle: no rate to solve again
+  // (recompute would find none), unless tracing writes the utilisation.
+  if (context_.tracing || !route_idle(route)) recompute(route);
   if (done) done();
 }
 

@@ -81,6 +81,9 @@ class FairSharePorts {
   void leave(uint32_t resource, uint32_t place);
   void compact(uint32_t resource);
   void recompute(const Route& route);
+  // The flow just started and is alone on every resource of its route.
+  void start_alone(FlowId id);
+  bool route_idle(const Route& route) const;  // no flow on any resource of it
   void solve_from(std::span<const uint32_t> changed);
   void solve_at_instant_end();
   bool alone_on(const Route& route) const;

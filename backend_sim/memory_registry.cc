@@ -37,13 +37,9 @@ Status MemoryRegistry::remove(const MemoryRegion& region) {
   return {};
 }
 
-Status MemoryRegistry::check(const MemoryRegion* region, const char* key_kind, uint32_t key,
-                             uint64_t addr, uint64_t length, Access needed) const {
-  // Named only when a check fails: every work request passes here (twice for
-  // a write), and building the name costs more than the check.
-  if (region != nullptr && region->contains(addr, length) && has_access(region->access, needed)) {
-    return {};
-  }
+Status MemoryRegistry::why_not(const MemoryRegion* region, const char* key_kind, uint32_t key,
+                               uint64_t addr, uint64_t length, Access needed) const {
+  TW_ASSERT_MSG(!allows(region, addr, length, needed), "only a failed check is explained");
   const std::string name = std::string(key_kind) + " " + std::to_string(key);
   if (region == nullptr) {
     return {StatusCode::kNotFound, name + " names no registered region"};
@@ -62,26 +58,8 @@ Status MemoryRegistry::check(const MemoryRegion* region, const char* key_kind, u
     what += " bytes";
     return {StatusCode::kInvalidArgument, what};
   }
-  if (!has_access(region->access, needed)) {
-    return {StatusCode::kRemoteAccess, name + " lacks the access right this operation needs"};
-  }
-  return {};
-}
-
-Status MemoryRegistry::check_local(uint32_t lkey, uint64_t addr, uint64_t length,
-                                   Access needed) const {
-  if (length == 0) return {};  // a zero-length sge touches no memory
-  const MemoryRegion* region = find(lkey);
-  if (region != nullptr && region->lkey != lkey) region = nullptr;  // an rkey given as an lkey
-  return check(region, "lkey", lkey, addr, length, needed);
-}
-
-Status MemoryRegistry::check_remote(uint32_t rkey, uint64_t addr, uint64_t length,
-                                    Access needed) const {
-  if (length == 0) return {};  // verbs do not validate the rkey of a zero-length access
-  const MemoryRegion* region = find(rkey);
-  if (region != nullptr && region->rkey != rkey) region = nullptr;  // an lkey given as an rkey
-  return check(region, "rkey", rkey, addr, length, needed);
+  // What is left of allows(): the region lacks the right.
+  return {StatusCode::kRemoteAccess, name + " lacks the access right this operation needs"};
 }
 
 }  // namespace tensorwire::sim

@@ -211,14 +211,14 @@ HeldBytes SimMemorySpace::hold_read(uint64_t addr, uint64_t length) {
   }
   const uint64_t id = next_held_id_++;
   if (!held.copied) in_place_.push_back(id);
-  held_.emplace(id, std::move(held));
+  held_.insert(id, std::move(held));
   return HeldBytes(*this, id, length);
 }
 
 std::span<const std::byte> SimMemorySpace::held_bytes(uint64_t id) const {
-  auto it = held_.find(id);
-  TW_ASSERT_MSG(it != held_.end(), "a held read is released only by its handle");
-  const HeldRead& h = it->second;
+  const HeldRead* found = held_.find(id);
+  TW_ASSERT_MSG(found != nullptr, "a held read is released only by its handle");
+  const HeldRead& h = *found;
   if (h.copied) return h.copy;
   // Still in place: nothing changed the range, and nothing freed it (free
   // would have copied it aside first).
@@ -232,10 +232,9 @@ void SimMemorySpace::preserve_held(uint64_t addr, uint64_t length) {
   // Only the reads still in place: in a timing-only run every held read is a
   // control message, copied at once, and a parameter server holds thousands.
   for (size_t i = 0; i < in_place_.size();) {
-    auto it = held_.find(in_place_[i]);
-    TW_ASSERT_MSG(it != held_.end() && !it->second.copied,
-                  "a read listed in place is held, in place");
-    HeldRead& h = it->second;
+    HeldRead* found = held_.find(in_place_[i]);
+    TW_ASSERT_MSG(found != nullptr && !found->copied, "a read listed in place is held, in place");
+    HeldRead& h = *found;
     if (h.addr >= addr + length || addr >= h.addr + h.length) {
       ++i;
       continue;
@@ -251,15 +250,15 @@ void SimMemorySpace::preserve_held(uint64_t addr, uint64_t length) {
 }
 
 void SimMemorySpace::release_read(uint64_t id) {
-  auto it = held_.find(id);
-  TW_ASSERT_MSG(it != held_.end(), "a held read is released once");
-  if (!it->second.copied) {
+  const HeldRead* found = held_.find(id);
+  TW_ASSERT_MSG(found != nullptr, "a held read is released once");
+  if (!found->copied) {
     auto at = std::find(in_place_.begin(), in_place_.end(), id);
     TW_ASSERT_MSG(at != in_place_.end(), "a read held in place is listed as such");
     *at = in_place_.back();
     in_place_.pop_back();
   }
-  held_.erase(it);
+  held_.erase(id);
 }
 
 // The lowest freed range that holds `size` bytes; what it has left over stays

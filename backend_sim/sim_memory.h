@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend_sim/dense_id_map.h"
 #include "backend_sim/sim_context.h"
 #include "backend_sim/zeroed_bytes.h"
 #include "core/memory.h"
@@ -185,7 +186,10 @@ class SimMemorySpace final : public MemorySpace {
   // A freed range that fits `size` bytes in `region`, taken out of freed_; 0: none.
   uint64_t reuse_freed(size_t region, uint64_t size);
   uint64_t payload_bytes_ = 0;
-  std::map<uint64_t, HeldRead> held_;  // by id, in the order held
+  // By id (handed out in increasing order), in chunks of 32: a model
+  // checker's execution holds a few reads per rank, a parameter server
+  // thousands at once.
+  DenseIdMap<HeldRead, 5> held_;
   std::vector<uint64_t> in_place_;     // the ids in held_ not copied aside (any order)
   uint64_t next_held_id_ = 1;
   uint64_t held_reads_copied_ = 0;
