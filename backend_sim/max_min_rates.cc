@@ -87,6 +87,7 @@ void MaxMinRates::freeze_at(uint32_t resource, double level) {
     if (frozen_[f]) continue;
     frozen_[f] = true;
     rates_[f] = level;
+    --rising_flows_;
     for (uint32_t j = flow_begin_[f]; j < flow_begin_[f + 1]; ++j) {
       const uint32_t q = flow_resources_[j];
       remaining_[q] = std::max(0.0, remaining_[q] - level);
@@ -95,6 +96,13 @@ void MaxMinRates::freeze_at(uint32_t resource, double level) {
       if (touched_version_[q] == version_[q]) touched_.push_back(q);  // first change here
       ++version_[q];
     }
+  }
+  if (rising_flows_ == 0) {
+    // Every rate is fixed: what the heap holds would only be taken out again
+    // (at a parameter server's incast, one saturated side fixes every flow
+    // and the other side of each flow left the heap one sift at a time).
+    heap_.clear();
+    return;
   }
   for (uint32_t q : touched_) {
     touched_version_[q] = version_[q];
@@ -134,10 +142,14 @@ const std::vector<double>& MaxMinRates::solve() {
   for (uint32_t r = 0; r < resources; ++r) {
     if (unfrozen_[r] == 0) continue;
     level_[r] = remaining_[r] / unfrozen_[r];
+    heap_pos_[r] = static_cast<uint32_t>(heap_.size());
     heap_.push_back(r);
-    heap_pos_[r] = static_cast<uint32_t>(heap_.size() - 1);
-    sift_up(heap_.size() - 1);
   }
+  // Built bottom-up in linear time. before() is a strict total order (level,
+  // version, resource), so the order of the pops does not depend on the
+  // heap's layout.
+  for (size_t pos = heap_.size() / 2; pos-- > 0;) sift_down(pos);
+  rising_flows_ = flows;
   double last_level = 0;
   while (!heap_.empty()) {
     const uint32_t r = heap_.front();

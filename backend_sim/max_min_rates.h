@@ -58,6 +58,7 @@ class MaxMinRates {
   std::vector<uint32_t> heap_pos_;  // per resource: its place in heap_, or kNotInHeap
   static constexpr uint32_t kNotInHeap = UINT32_MAX;
   std::vector<bool> frozen_;
+  size_t rising_flows_ = 0;  // flows not frozen yet
   std::vector<double> rates_;
 };
 
