@@ -252,7 +252,7 @@ void RcTransport::pump(uint32_t rank, uint32_t peer) {
   Arrival arrival;
   arrival.seq = seq;
   arrival.wr = wr;
-  if (!source.empty()) arrival.payload = memories_[rank]->hold_read(wr.local.addr, source.size());
+  if (!source.empty()) arrival.payload = memories_[rank]->hold_read(wr.local.addr, source);
   std::deque<Arrival>& arrivals = pair_of(peer, rank).arrivals;
   TW_ASSERT_HOT_MSG(arrivals.empty() || arrivals.back().seq < seq, "arrivals queue in posting order");
   arrivals.push_back(std::move(arrival));

@@ -201,9 +201,11 @@ std::span<std::byte> SimMemorySpace::raw_bytes(uint64_t addr, uint64_t length) c
   return {data + (addr - a.buffer.addr), length};
 }
 
-HeldBytes SimMemorySpace::hold_read(uint64_t addr, uint64_t length) {
-  const std::span<std::byte> now = raw_bytes(addr, length);
-  if (length == 0 || now.empty()) return {};
+HeldBytes SimMemorySpace::hold_read(uint64_t addr, std::span<std::byte> now) {
+  const uint64_t length = now.size();
+  if (length == 0) return {};
+  TW_ASSERT_HOT_MSG(raw_bytes(addr, length).data() == now.data(),
+                    "a held read is the live bytes at its address");
   HeldRead held{addr, length, false, {}};
   if (length < kCopyOnWriteMinBytes) {
     held.copied = true;

@@ -100,8 +100,10 @@ class SimMemorySpace final : public MemorySpace {
   // before the handle is released; until then they are read in place. A
   // small range (a control message) is copied at once: cheap, and safe even
   // against a protocol writing through a host view it kept. Either way the
-  // bytes delivered are those of the instant of the read.
-  HeldBytes hold_read(uint64_t addr, uint64_t length);
+  // bytes delivered are those of the instant of the read. `now` is
+  // read_view(addr, now.size()).bytes, taken in this same event (the NIC has
+  // just looked the allocation up; a second search would find the same).
+  HeldBytes hold_read(uint64_t addr, std::span<std::byte> now);
   std::span<const std::byte> held_bytes(uint64_t id) const;
   void release_read(uint64_t id);
   // Reads held at once copied below this size (control messages, small tensors).
