@@ -173,22 +173,12 @@ Status SimMemorySpace::check_payload_limits(uint64_t bytes) const {
                     "run --timing-only) or raise --memory-limit");
 }
 
-HeldBytes& HeldBytes::operator=(HeldBytes&& other) noexcept {
-  if (this != &other) {
-    reset();
-    memory_ = std::exchange(other.memory_, nullptr);
-    id_ = other.id_;
-    length_ = other.length_;
-  }
-  return *this;
-}
-
 std::span<const std::byte> HeldBytes::bytes() const {
   return memory_ == nullptr ? std::span<const std::byte>() : memory_->held_bytes(id_);
 }
 
-void HeldBytes::reset() {
-  if (memory_ != nullptr) memory_->release_read(id_);
+void HeldBytes::release() {
+  memory_->release_read(id_);
   memory_ = nullptr;
 }
 
