@@ -5,6 +5,7 @@
 // Numbers: NICs at 1 GB/s, so 1 MB alone takes 1 ms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -71,6 +72,35 @@ TEST(FairSharePorts, AnIncastStartedInOneInstantIsSolvedOnceAndSplitsTheReceiver
       // The starts, then the ends (all at one instant), each solved once.
       EXPECT_EQ(p.ports.solves(), 2u);
     }
+  }
+}
+
+// A flow alone on its route runs at the route's narrowest resource, solves
+// nothing, and leaves the route idle when it ends: here across two leaves of
+// a 2:1 oversubscribed leaf-spine, where a spine link is narrower than either
+// NIC, then again on the same route once the first has drained.
+TEST(FairSharePorts, ALoneFlowRunsAtItsNarrowestResourceAndLeavesItsRouteIdle) {
+  for (bool per_change : {false, true}) {
+    Ports p(leaf_spine(4), per_change);
+    const Route route = p.context.fabric.route(0, 3);
+    ASSERT_GT(route.hops, 2u) << "the route crosses the spine";
+    double narrowest = p.context.fabric.capacity(route.resources[0]);
+    for (uint32_t r : route.resource_span()) narrowest = std::min(narrowest, p.context.fabric.capacity(r));
+    ASSERT_LT(narrowest, 1e9) << "a spine link is narrower than a NIC";
+    std::vector<TimeNs> drained;
+    p.context.events.schedule_at(1000, 0, "start", [&] {
+      p.ports.start(0, 3, kMB, [&] {
+        drained.push_back(p.context.now());
+        for (uint32_t r : route.resource_span()) EXPECT_EQ(p.ports.flows_on_resource(r), 0u);
+        p.ports.start(0, 3, kMB, [&] { drained.push_back(p.context.now()); });
+      });
+    });
+    while (p.context.events.run_next()) {
+    }
+    const TimeNs one = transfer_time_ns(static_cast<double>(kMB), narrowest);
+    EXPECT_EQ(drained, (std::vector<TimeNs>{1000 + one, 1000 + 2 * one})) << "per change: " << per_change;
+    EXPECT_EQ(p.ports.solves(), 0u) << "a lone flow's rate needs no solve";
+    for (uint32_t r : route.resource_span()) EXPECT_EQ(p.ports.flows_on_resource(r), 0u);
   }
 }
 
