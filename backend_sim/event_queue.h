@@ -82,12 +82,14 @@ class EventQueue {
   // Off: no one will call pending_digest() (a model checker that never
   // digests the state: random walks, PCT), so `what` hashes nothing.
   void set_state_digests(bool on) { state_digests_ = on; }
+  // Whether a `what` is read: what() below, for a `what` built by hand.
+  bool wants_what() const { return scheduler_ != nullptr && state_digests_; }
   // A `what` for schedule_at from the values an event acts on; 0 without a
   // scheduler or without state digests (only a model checker that digests
   // the state reads it, so nothing else pays for it).
   template <typename... Values>
   uint64_t what(Values... values) const {
-    if (!scheduler_ || !state_digests_) return 0;
+    if (!wants_what()) return 0;
     StateDigest d;
     (d.add(static_cast<uint64_t>(values)), ...);
     return d.value();

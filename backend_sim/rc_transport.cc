@@ -536,7 +536,8 @@ void RcTransport::deliver_flush(uint32_t rank, uint32_t peer, std::vector<Comple
   if (qp.last_completion_ns >= at_ns) at_ns = qp.last_completion_ns + 1;
   qp.last_completion_ns = at_ns;
   StateDigest what;
-  if (context_.events.digesting()) {
+  const bool wants_what = context_.events.wants_what();
+  if (wants_what) {
     // The whole batch, so that pending_digest tells two flushes apart.
     what.add(peer).add(batch.size());
     for (const Completion& c : batch) {
@@ -548,7 +549,7 @@ void RcTransport::deliver_flush(uint32_t rank, uint32_t peer, std::vector<Comple
     c.qp = QpHandle{peer + 1};
     c.peer = peer;
   }
-  const uint64_t what_value = context_.events.digesting() ? what.value() : 0;
+  const uint64_t what_value = wants_what ? what.value() : 0;
   context_.events.schedule_at(at_ns, rank, "completion", what_value,
                               [this, rank, batch = std::move(batch)] {
     // One poll of the CQ returns them all: the handler takes them in turn,
