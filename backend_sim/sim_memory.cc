@@ -95,6 +95,7 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
     TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);
   }
   digest_.invalidate();
+  cut_lookups_at(buffer.addr);
   const bool fresh = allocations_.emplace(buffer.addr, std::move(a)).second;
   TW_ASSERT_MSG(fresh, "a live address is never handed out twice");
   return buffer;
@@ -137,6 +138,7 @@ void SimMemorySpace::free(const Buffer& buffer) {
     freed_[region].emplace(it->first, size);
   }
   give_back_bytes(it->second);
+  forget_lookups_of(&it->second);
   allocations_.erase(it);
   digest_.invalidate();
 }
@@ -278,10 +280,31 @@ SimMemorySpace::Allocation* SimMemorySpace::find_allocation(const Buffer& buffer
 // The one search of the allocations by address: the live allocation holding
 // all of [addr, addr+length), or null.
 const SimMemorySpace::Allocation* SimMemorySpace::containing(uint64_t addr, uint64_t length) const {
+  for (const RecentLookup& r : recent_) {
+    if (addr >= r.begin && addr < r.end) {
+      return r.a->buffer.contains(addr, length) ? r.a : nullptr;
+    }
+  }
   auto it = allocations_.upper_bound(addr);
+  const uint64_t next_start = it == allocations_.end() ? UINT64_MAX : it->first;
   if (it == allocations_.begin()) return nullptr;
   --it;
-  return it->second.buffer.contains(addr, length) ? &it->second : nullptr;
+  const Allocation* a = &it->second;
+  recent_[recent_next_] = {it->first, next_start, a};
+  recent_next_ = (recent_next_ + 1) % kRecentLookups;
+  return a->buffer.contains(addr, length) ? a : nullptr;
+}
+
+void SimMemorySpace::forget_lookups_of(const Allocation* a) {
+  for (RecentLookup& r : recent_) {
+    if (r.a == a) r = {};
+  }
+}
+
+void SimMemorySpace::cut_lookups_at(uint64_t start) {
+  for (RecentLookup& r : recent_) {
+    if (start >= r.begin && start < r.end) r.end = start;
+  }
 }
 
 SimMemorySpace::Allocation* SimMemorySpace::containing(uint64_t addr, uint64_t length) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -191,9 +192,27 @@ class SimMemorySpace final : public MemorySpace {
     std::vector<std::byte> copy;  // the bytes, once copied aside
   };
 
+  // The last few answers of containing(): allocation `a` is the one with
+  // the greatest start at or below any address in [begin, end), where end is
+  // the next allocation's start. Consecutive lookups mostly land in an
+  // allocation just looked up (a ring slot written, then decoded; a send
+  // buffer filled, then read by the NIC), and a parameter server's map holds
+  // thousands. allocate() cuts a range that a new allocation starts in;
+  // free() drops the freed allocation's entry.
+  struct RecentLookup {
+    uint64_t begin = 0;
+    uint64_t end = 0;  // empty: begin == end
+    const Allocation* a = nullptr;
+  };
+  static constexpr size_t kRecentLookups = 4;
+  void forget_lookups_of(const Allocation* a);
+  void cut_lookups_at(uint64_t start);
+
   SimContext& context_;
   uint32_t rank_;
   std::map<uint64_t, Allocation> allocations_;  // by address
+  mutable std::array<RecentLookup, kRecentLookups> recent_{};
+  mutable uint32_t recent_next_ = 0;  // the entry the next miss replaces
   std::vector<uint64_t> next_addr_;              // per address region (host, gpu0, gpu1, ...)
   // Adversarial mode only: freed ranges (address -> aligned bytes), per
   // address region, reused lowest address first.

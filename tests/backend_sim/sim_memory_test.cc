@@ -1,6 +1,10 @@
 // Simulated memory, registration and the copy engine.
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <map>
+#include <random>
+
 #include "backend_sim/scheduler.h"
 #include "backend_sim/sim_memory.h"
 #include "tests/backend_sim/sim_fixture.h"
@@ -278,6 +282,53 @@ TEST(SimMemory, StateDigestFollowsEveryChangeOfMemory) {
   EXPECT_NE(f.sim().state_digest(), src_written) << "a copy changes the destination";
   m.free(src);
   EXPECT_NE(f.sim().state_digest(), src_written);
+}
+
+
+// SimMemorySpace remembers its last few lookups; find() must still answer as
+// a plain search of the live allocations does (the allocation with the
+// greatest start at or below the address, when it holds the whole range).
+// Drawn allocations, frees, reuse of freed addresses (adversarial mode) and
+// a planted allocator bug that starts allocations inside others, each
+// followed by lookups near the allocations, checked against a model.
+TEST(SimMemory, FindAnswersAsAPlainSearchThroughAllocationsFreesAndReuse) {
+  std::mt19937_64 rng(31);
+  for (int round = 0; round < 40; ++round) {
+    SimOptions options;
+    options.payload = false;
+    options.adversarial_memory = round % 2 == 0;
+    options.plant_overlapping_allocations = round % 4 == 1;
+    SimFixture f(Cluster{}, options);
+    auto& m = dynamic_cast<SimMemorySpace&>(f.env(0).memory);
+    std::map<uint64_t, Buffer> live;  // the model: by address
+    auto expected = [&live](uint64_t addr, uint64_t length) -> const Buffer* {
+      auto it = live.upper_bound(addr);
+      if (it == live.begin()) return nullptr;
+      --it;
+      return it->second.contains(addr, length) ? &it->second : nullptr;
+    };
+    for (int op = 0; op < 400; ++op) {
+      const uint64_t pick = rng() % 10;
+      if (pick < 3 || live.empty()) {
+        Buffer b = *m.allocate(MemoryKind::kHostPinned, 0, 1 + rng() % 5000);
+        live[b.addr] = b;
+      } else if (pick < 5) {
+        auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+        m.free(it->second);
+        live.erase(it);
+      } else {
+        const Buffer& near = std::next(live.begin(), static_cast<long>(rng() % live.size()))->second;
+        const uint64_t addr = near.addr - 64 + rng() % (near.length + 6000);
+        const uint64_t length = rng() % 3 == 0 ? 0 : 1 + rng() % 200;
+        const Buffer* want = expected(addr, length);
+        const Buffer* got = m.find(addr, length);
+        ASSERT_EQ(got == nullptr, want == nullptr) << "round " << round << " op " << op;
+        if (got != nullptr) {
+          ASSERT_EQ(got->addr, want->addr) << "round " << round << " op " << op;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
