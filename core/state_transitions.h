@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@ namespace tensorwire {
 
 class TransitionTable {
  public:
-  TransitionTable() = default;
+  TransitionTable();
   // `machine` names the state machine ("RdmaTensorRequest"); `states` its
   // states, in the order the protocol numbers them.
   TransitionTable(std::string machine, std::vector<std::string> states);
@@ -26,8 +27,8 @@ class TransitionTable {
   // Adds another run's counts of the same machine.
   void add(const TransitionTable& other);
 
-  const std::string& machine() const { return machine_; }
-  size_t state_count() const { return states_.size(); }
+  const std::string& machine() const { return shape_->machine; }
+  size_t state_count() const { return shape_->states.size(); }
   const std::string& state_name(size_t state) const;
   uint64_t taken(size_t from, size_t to) const;
   // "Idle->Requested (12), Requested->Finished (3)", or "none".
@@ -36,11 +37,18 @@ class TransitionTable {
   std::string uncovered() const;
 
  private:
+  // The machine, its states and its legal transitions: shared by copies, so
+  // that a protocol copies a table built once and only counts into it (a
+  // model checker gathers every rank's tables after every execution).
+  struct Shape {
+    std::string machine;
+    std::vector<std::string> states;
+    std::vector<uint8_t> allowed;  // [from * n + to]
+  };
   size_t index(size_t from, size_t to) const;
+  Shape& own_shape();  // copy-on-write: the shape this table alone holds
 
-  std::string machine_;
-  std::vector<std::string> states_;
-  std::vector<uint8_t> allowed_;   // [from * n + to]
+  std::shared_ptr<const Shape> shape_;
   std::vector<uint64_t> taken_;    // [from * n + to]
 };
 

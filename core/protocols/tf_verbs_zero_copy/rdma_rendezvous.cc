@@ -854,14 +854,27 @@ constexpr ResponseTable kResponseTransitions = {{
     {{false, false, false, false, false}}, // Finished
 }};
 
+// The machine's table with nothing counted: built once, copied per run (a
+// copy shares its names and rules, see TransitionTable).
 template <size_t N>
-TransitionTable table_of(std::string machine, const char* const (&names)[N],
-                         const std::array<std::array<bool, N>, N>& allowed,
-                         const std::array<std::array<uint64_t, N>, N>& taken) {
+TransitionTable empty_table(std::string machine, const char* const (&names)[N],
+                            const std::array<std::array<bool, N>, N>& allowed) {
   TransitionTable t(std::move(machine), std::vector<std::string>(std::begin(names), std::end(names)));
   for (size_t from = 0; from < N; ++from) {
     for (size_t to = 0; to < N; ++to) {
       if (allowed[from][to]) t.allow(from, to);
+    }
+  }
+  return t;
+}
+
+template <size_t N>
+TransitionTable table_of(const TransitionTable& empty,
+                         const std::array<std::array<uint64_t, N>, N>& taken) {
+  TW_ASSERT(empty.state_count() == N);
+  TransitionTable t = empty;
+  for (size_t from = 0; from < N; ++from) {
+    for (size_t to = 0; to < N; ++to) {
       if (taken[from][to] != 0) t.count(from, to, taken[from][to]);
     }
   }
@@ -924,10 +937,11 @@ void RdmaRendezvous::add_coverage(Coverage& into) const {
 }
 
 std::vector<TransitionTable> transition_tables_of(const RendezvousStats& s) {
-  return {table_of("RdmaTensorRequest", kRequestStateNames, kRequestTransitions,
-                   s.request_transitions),
-          table_of("RdmaTensorResponse", kResponseStateNames, kResponseTransitions,
-                   s.response_transitions)};
+  static const TransitionTable kRequests =
+      empty_table("RdmaTensorRequest", kRequestStateNames, kRequestTransitions);
+  static const TransitionTable kResponses =
+      empty_table("RdmaTensorResponse", kResponseStateNames, kResponseTransitions);
+  return {table_of(kRequests, s.request_transitions), table_of(kResponses, s.response_transitions)};
 }
 
 size_t RdmaRendezvous::outstanding_requests() const { return impl_->outstanding_requests(); }
