@@ -38,7 +38,7 @@ SimMemorySpace::~SimMemorySpace() {
 }
 
 void SimMemorySpace::give_back_bytes(Allocation& a) {
-  ZeroedBytesPool::local().give_back(std::move(a.bytes), a.dirty_begin, a.dirty_end);
+  ZeroedBytesPool::local().give_back(std::move(a.bytes), a.dirty);
   a.bytes.clear();
 }
 
@@ -84,12 +84,12 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   }
   context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
   check_overlap(buffer);
-  Allocation a{buffer, {}, 0, {}, {}, {}, 0, 0};
+  Allocation a{buffer, {}, 0, {}, {}, {}, {}};
   if (context_.options.payload) {
     a.bytes = ZeroedBytesPool::local().take(bytes);
     if (reused != 0) {
       std::fill(a.bytes.begin(), a.bytes.end(), kPoison);
-      a.dirty_end = bytes;
+      a.dirty.add(0, bytes);
     }
     add_payload_bytes(bytes);
     TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);

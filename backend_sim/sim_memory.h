@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend_sim/dense_id_map.h"
+#include "backend_sim/dirty_ranges.h"
 #include "backend_sim/sim_context.h"
 #include "backend_sim/zeroed_bytes.h"
 #include "core/memory.h"
@@ -144,10 +145,9 @@ class SimMemorySpace final : public MemorySpace {
     mutable std::vector<uint64_t> block_terms;       // per block: its index and content, hashed (0: all zero)
     mutable std::vector<uint8_t> block_stale;        // per block
     mutable std::vector<uint32_t> stale_blocks;      // the blocks with block_stale set
-    // The bytes that may not be zero, [dirty_begin, dirty_end): what has to
-    // be zeroed again before the pool hands the vector out.
-    mutable uint64_t dirty_begin = 0;
-    mutable uint64_t dirty_end = 0;
+    // The bytes that may not be zero: what has to be zeroed again before
+    // the pool hands the vector out.
+    mutable DirtyRanges dirty;
   };
   // Bytes [offset, offset + length) of `a` may change: they may no longer be
   // zero, and their blocks are hashed again at the next digest (only under a
@@ -155,13 +155,7 @@ class SimMemorySpace final : public MemorySpace {
   void mark_written(const Allocation& a, uint64_t offset, uint64_t length) const {
     if (length == 0) return;
     digest_.invalidate();
-    if (a.dirty_begin == a.dirty_end) {
-      a.dirty_begin = offset;
-      a.dirty_end = offset + length;
-    } else {
-      a.dirty_begin = std::min(a.dirty_begin, offset);
-      a.dirty_end = std::max(a.dirty_end, offset + length);
-    }
+    a.dirty.add(offset, offset + length);
     if (context_.events.digesting() && context_.options.state_digests) track_written(a, offset, length);
   }
   // `a`'s bytes, zeroed where written, go back to the thread's pool.

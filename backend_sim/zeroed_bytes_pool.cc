@@ -31,12 +31,10 @@ ZeroedBytes ZeroedBytesPool::take(uint64_t bytes) {
   return v;
 }
 
-void ZeroedBytesPool::give_back(ZeroedBytes&& v, uint64_t dirty_begin,
-                                uint64_t dirty_end) {
+void ZeroedBytesPool::give_back(ZeroedBytes&& v, const DirtyRanges& dirty) {
   const uint64_t bytes = v.size();
   if (bytes < kMinBytes || bytes > kMaxBytes || pooled_bytes_ + bytes > kMaxPooledBytes) return;
-  dirty_end = std::min(dirty_end, bytes);
-  if (dirty_begin < dirty_end) std::memset(v.data() + dirty_begin, 0, dirty_end - dirty_begin);
+  dirty.zero(v.span());
   Bucket* b = bucket_of(bytes);
   if (b == nullptr) {
     buckets_.push_back(Bucket{bytes, {}});

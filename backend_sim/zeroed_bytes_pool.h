@@ -8,9 +8,12 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "backend_sim/dirty_ranges.h"
 #include "backend_sim/zeroed_bytes.h"
 
 namespace tensorwire::sim {
@@ -30,10 +33,15 @@ class ZeroedBytesPool {
 
   // `bytes` zero bytes: a kept vector of that size when there is one.
   ZeroedBytes take(uint64_t bytes);
-  // Keeps `v` (all zero outside [dirty_begin, dirty_end), which is zeroed
-  // now) for a later take, unless its size is outside [kMinBytes, kMaxBytes]
-  // or the pool is full.
-  void give_back(ZeroedBytes&& v, uint64_t dirty_begin, uint64_t dirty_end);
+  // Keeps `v` (all zero outside `dirty`, which is zeroed now) for a later
+  // take, unless its size is outside [kMinBytes, kMaxBytes] or the pool is full.
+  void give_back(ZeroedBytes&& v, const DirtyRanges& dirty);
+  // The same with one range, [dirty_begin, dirty_end).
+  void give_back(ZeroedBytes&& v, uint64_t dirty_begin, uint64_t dirty_end) {
+    DirtyRanges dirty;
+    dirty.add(dirty_begin, std::max(dirty_begin, dirty_end));
+    give_back(std::move(v), dirty);
+  }
 
   uint64_t pooled_bytes() const { return pooled_bytes_; }
 

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <random>
+#include <vector>
 
 #include "tests/backend_sim/sim_fixture.h"
 
@@ -142,6 +144,36 @@ TEST(SimMemoryZeroedBytes, PoisonedBytesAreZeroInTheNextSimulation) {
     ASSERT_TRUE(m.read_bytes(reused, 0, seen).is_ok());
     EXPECT_EQ(seen[0], std::byte{0xd5}) << "reused memory is poisoned";
     EXPECT_EQ(seen[8191], std::byte{0xd5});
+  }
+}
+
+
+// Writes drawn over a run, some overlapping or touching, some apart: after
+// zero() every written byte is zero again (the ranges cover every write),
+// and after no more than kMaxRanges writes a byte no write touched keeps
+// what it held (the ranges are not one bounding range).
+TEST(DirtyRanges, CoverEveryWriteAndOnlyTheWritesWhileFew) {
+  std::mt19937_64 rng(8);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::byte> run(4096, std::byte{0x11});  // 0x11: never written
+    DirtyRanges dirty;
+    std::vector<bool> written(run.size(), false);
+    const int writes = 1 + static_cast<int>(rng() % 20);
+    for (int w = 0; w < writes; ++w) {
+      const uint64_t begin = rng() % run.size();
+      const uint64_t end = std::min<uint64_t>(run.size(), begin + 1 + rng() % 300);
+      dirty.add(begin, end);
+      for (uint64_t i = begin; i < end; ++i) written[i] = true;
+      ASSERT_TRUE(dirty.covers(begin, end)) << "round " << round;
+    }
+    dirty.zero(run);
+    for (size_t i = 0; i < run.size(); ++i) {
+      if (written[i]) {
+        ASSERT_EQ(run[i], std::byte{0}) << "round " << round << " byte " << i;
+      } else if (static_cast<size_t>(writes) <= DirtyRanges::kMaxRanges) {
+        ASSERT_EQ(run[i], std::byte{0x11}) << "round " << round << " byte " << i;
+      }
+    }
   }
 }
 
