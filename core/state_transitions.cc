@@ -7,7 +7,7 @@
 namespace tensorwire {
 
 TransitionTable::TransitionTable() {
-  static const std::shared_ptr<const Shape> kEmpty = std::make_shared<const Shape>();
+  static const std::shared_ptr<Shape> kEmpty = std::make_shared<Shape>();
   shape_ = kEmpty;
 }
 
@@ -16,14 +16,14 @@ TransitionTable::TransitionTable(std::string machine, std::vector<std::string> s
   TW_ASSERT(!machine.empty());
   TW_ASSERT(!states.empty());
   const size_t n = states.size();
-  shape_ = std::make_shared<const Shape>(
+  shape_ = std::make_shared<Shape>(
       Shape{std::move(machine), std::move(states), std::vector<uint8_t>(n * n, 0)});
 }
 
 TransitionTable::Shape& TransitionTable::own_shape() {
-  if (shape_.use_count() != 1) shape_ = std::make_shared<const Shape>(*shape_);
+  if (shape_.use_count() != 1) shape_ = std::make_shared<Shape>(*shape_);
   // Held by this table alone: no copy sees the change.
-  return const_cast<Shape&>(*shape_);
+  return *shape_;
 }
 
 size_t TransitionTable::index(size_t from, size_t to) const {

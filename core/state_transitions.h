@@ -48,7 +48,8 @@ class TransitionTable {
   size_t index(size_t from, size_t to) const;
   Shape& own_shape();  // copy-on-write: the shape this table alone holds
 
-  std::shared_ptr<const Shape> shape_;
+  // Never changed while shared: own_shape() copies it first.
+  std::shared_ptr<Shape> shape_;
   std::vector<uint64_t> taken_;    // [from * n + to]
 };
 
