@@ -47,7 +47,6 @@ class DirtyRanges {
     nearest.begin = std::min(nearest.begin, begin);
     nearest.end = std::max(nearest.end, end);
   }
-  bool empty() const { return count_ == 0; }
   // Writes zeros over every range (clipped to `bytes`).
   void zero(std::span<std::byte> bytes) const {
     for (size_t i = 0; i < count_; ++i) {

@@ -78,15 +78,21 @@ FlowId FairSharePorts::start(uint32_t src, uint32_t dst, uint64_t bytes,
 void FairSharePorts::start_alone(FlowId id) {
   Flow& f = flows_[id];
   TW_ASSERT_HOT(f.live && !context_.events.is_pending(f.finish) && f.rate_bytes_per_s == 0);
-  double rate = fabric_.capacity(f.route.resources[0]);
   for (uint32_t r : f.route.resource_span()) {
     TW_ASSERT_HOT_MSG(flows_on_resource(r) == 1, "a flow alone on its route");
-    rate = std::min(rate, fabric_.capacity(r));
   }
+  const double rate = narrowest(f.route);
   TW_ASSERT_HOT_MSG(rate > 0, "a flow's rate is positive");
   f.rate_bytes_per_s = rate;
   f.finish = context_.events.schedule_at(context_.now() + transfer_time_ns(f.remaining_bytes, rate),
                                          f.src, "transfer", f.dst, [this, id] { finish(id); });
+}
+
+// What a flow alone on `route` runs at: its narrowest resource.
+double FairSharePorts::narrowest(const Route& route) const {
+  double rate = fabric_.capacity(route.resources[0]);
+  for (uint32_t r : route.resource_span()) rate = std::min(rate, fabric_.capacity(r));
+  return rate;
 }
 
 bool FairSharePorts::route_idle(const Route& route) const {
@@ -242,9 +248,7 @@ void FairSharePorts::recompute(const Route& route) {
     // The lone flow has its route's narrowest resource (what the solve would
     // give, whatever else changes in this instant).
     if (const FlowId first = first_on(hops[0]); first != kGone) {
-      double rate = fabric_.capacity(hops[0]);
-      for (uint32_t r : hops) rate = std::min(rate, fabric_.capacity(r));
-      update(first, rate);
+      update(first, narrowest(route));
     }
     if (context_.tracing) {
       component_resources_.assign(hops.begin(), hops.end());  // what trace_utilisation reads

@@ -84,6 +84,7 @@ class FairSharePorts {
   // The flow just started and is alone on every resource of its route.
   void start_alone(FlowId id);
   bool route_idle(const Route& route) const;  // no flow on any resource of it
+  double narrowest(const Route& route) const;
   void solve_from(std::span<const uint32_t> changed);
   void solve_at_instant_end();
   bool alone_on(const Route& route) const;
