@@ -190,7 +190,38 @@ void EventQueue::drop_cancelled() {
   }
 }
 
-inline void EventQueue::pop_heap_top() { heap_remove(0); }
+// The root leaves; the hole it leaves moves down along the earliest child
+// to a leaf, comparing children only, and the last entry fills it, moving up
+// as far as it must. The last entry came from the bottom and seldom moves up:
+// sifting it down from the root instead compares it with the earliest child
+// at every level as well.
+inline void EventQueue::pop_heap_top() {
+  TW_ASSERT_HOT(!heap_.empty());
+  heap_pos_[heap_.front().slot] = kNotInHeap;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  const size_t n = heap_.size();
+  if (n == 0) return;
+  size_t hole = 0;
+  for (;;) {
+    const size_t first = hole * kHeapArity + 1;
+    if (first >= n) break;
+    const size_t end = std::min(first + kHeapArity, n);
+    size_t child = first;
+    for (size_t c = first + 1; c < end; ++c) {
+      if (later(heap_[child], heap_[c])) child = c;
+    }
+    place(hole, heap_[child]);
+    hole = child;
+  }
+  while (hole > 0) {
+    const size_t parent = (hole - 1) / kHeapArity;
+    if (!later(heap_[parent], last)) break;
+    place(hole, heap_[parent]);
+    hole = parent;
+  }
+  place(hole, last);
+}
 
 EventQueue::HeapEntry EventQueue::pop_now_fifo() {
   TW_ASSERT_HOT(!now_fifo_empty());

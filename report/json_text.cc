@@ -33,6 +33,19 @@ void append_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
+void BufferedText::string(std::string_view text) {
+  if (text.size() + 2 > kBytes || !writes_verbatim(text)) {
+    flush();
+    append_string(out_, text);
+    return;
+  }
+  room(text.size() + 2);
+  buffer_[used_++] = '"';
+  std::memcpy(buffer_ + used_, text.data(), text.size());
+  used_ += text.size();
+  buffer_[used_++] = '"';
+}
+
 void append_double(std::string& out, double value) {
   // Rare enough (a resource's utilisation) to leave to nlohmann's own writer.
   out += nlohmann::ordered_json(value).dump();

@@ -28,20 +28,6 @@ constexpr int kStepDepth = 2;
 constexpr int kPerTensorDepth = 3;
 static_assert(kPerTensorDepth + 1 == json_text::kIndentedDepth);
 
-// `,"key":` inside a one-line object.
-void append_inline_key(std::string& out, std::string_view key) {
-  out += ",\"";
-  out += key;
-  out += "\":";
-}
-
-// `,"key":value` for an integer inside a one-line object.
-template <std::integral T>
-void append_inline_integer(std::string& out, std::string_view key, T value) {
-  append_inline_key(out, key);
-  json_text::append_integer(out, value);
-}
-
 template <std::integral T>
 void append_optional(std::string& out, std::optional<T> value) {
   if (value) {
@@ -51,39 +37,64 @@ void append_optional(std::string& out, std::optional<T> value) {
   }
 }
 
-void append_breakdown(std::string& out, const TransferBreakdown& b) {
-  out += "{\"control_messages\":";
-  json_text::append_integer(out, b.control_messages);
-  append_inline_integer(out, "control_ns", b.control_ns);
-  append_inline_integer(out, "queueing_ns", b.queueing_ns);
-  append_inline_integer(out, "wire_ns", b.wire_ns);
-  append_inline_integer(out, "copies_ns", b.copies_ns);
-  append_inline_integer(out, "other_ns", b.other_ns);
-  out += '}';
+template <std::integral T>
+void append_optional(json_text::BufferedText& out, std::optional<T> value) {
+  if (value) {
+    out.integer(*value);
+  } else {
+    out.literal("null");
+  }
+}
+
+void append_breakdown(json_text::BufferedText& out, const TransferBreakdown& b) {
+  out.literal("{\"control_messages\":");
+  out.integer(b.control_messages);
+  out.literal(",\"control_ns\":");
+  out.integer(b.control_ns);
+  out.literal(",\"queueing_ns\":");
+  out.integer(b.queueing_ns);
+  out.literal(",\"wire_ns\":");
+  out.integer(b.wire_ns);
+  out.literal(",\"copies_ns\":");
+  out.integer(b.copies_ns);
+  out.literal(",\"other_ns\":");
+  out.integer(b.other_ns);
+  out.character('}');
 }
 
 // One Recv's record on one line: transfer_json's fields, in its order.
-void append_transfer(std::string& out, const TransferResult& t, std::optional<int64_t> measured_ns) {
-  out += "{\"phase\":";
-  json_text::append_string(out, t.phase);
-  append_inline_key(out, "name");
-  json_text::append_string(out, t.name);
-  append_inline_integer(out, "src", t.src);
-  append_inline_integer(out, "dst", t.dst);
-  append_inline_integer(out, "bytes", t.bytes);
-  append_inline_integer(out, "recv_called_ns", t.recv_called_ns);
-  append_inline_key(out, "done_ns");
+void append_transfer(json_text::BufferedText& out, const TransferResult& t,
+                     std::optional<int64_t> measured_ns) {
+  out.literal("{\"phase\":");
+  out.string(t.phase);
+  out.literal(",\"name\":");
+  out.string(t.name);
+  out.literal(",\"src\":");
+  out.integer(t.src);
+  out.literal(",\"dst\":");
+  out.integer(t.dst);
+  out.literal(",\"bytes\":");
+  out.integer(t.bytes);
+  out.literal(",\"recv_called_ns\":");
+  out.integer(t.recv_called_ns);
+  out.literal(",\"done_ns\":");
   append_optional(out, t.done ? std::optional<TimeNs>(t.done_ns) : std::nullopt);
-  append_inline_key(out, "latency_ns");
+  out.literal(",\"latency_ns\":");
   append_optional(out, t.done ? std::optional<TimeNs>(t.done_ns - t.recv_called_ns) : std::nullopt);
-  append_inline_key(out, "failed");
-  json_text::append_bool(out, transfer_failed(t));
-  if (measured_ns) append_inline_integer(out, "measured_ns", *measured_ns);
+  if (transfer_failed(t)) {
+    out.literal(",\"failed\":true");
+  } else {
+    out.literal(",\"failed\":false");
+  }
+  if (measured_ns) {
+    out.literal(",\"measured_ns\":");
+    out.integer(*measured_ns);
+  }
   if (t.breakdown) {
-    append_inline_key(out, "breakdown");
+    out.literal(",\"breakdown\":");
     append_breakdown(out, *t.breakdown);
   }
-  out += '}';
+  out.character('}');
 }
 
 void append_per_tensor(std::string& out, const StepResult& step,
@@ -93,9 +104,19 @@ void append_per_tensor(std::string& out, const StepResult& step,
     return;
   }
   out += '[';
-  for (size_t i = 0; i < step.transfers.size(); ++i) {
-    json_text::append_element_start(out, kPerTensorDepth, i == 0);
-    append_transfer(out, step.transfers[i], measured_at(measured_transfer_ns, i));
+  {
+    // A record per line at json_text::kIndentedDepth, as append_element_start
+    // starts it: a line break, then two spaces per level.
+    static_assert(2 * (kPerTensorDepth + 1) == 8, "eight spaces below");
+    json_text::BufferedText text(out);
+    for (size_t i = 0; i < step.transfers.size(); ++i) {
+      if (i == 0) {
+        text.literal("\n        ");
+      } else {
+        text.literal(",\n        ");
+      }
+      append_transfer(text, step.transfers[i], measured_at(measured_transfer_ns, i));
+    }
   }
   json_text::append_close(out, kPerTensorDepth, ']');
 }

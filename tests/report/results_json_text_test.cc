@@ -144,6 +144,27 @@ TEST(ResultsJsonText, NamesThatNeedEscapingAreTheTreesText) {
   EXPECT_EQ(parsed.at("steps")[0].at("per_tensor")[0].at("name"), t[0].name);
 }
 
+// Records are gathered in a buffer of 512 bytes (json_text::BufferedText):
+// names that fill it to the byte, overrun it or are longer than it, verbatim
+// or escaped, and records enough to fill it many times over.
+TEST(ResultsJsonText, NamesLongerThanTheRecordBufferAreTheTreesText) {
+  RunReport r = report_with_failures();
+  std::vector<TransferResult>& t = r.workload.steps[0].transfers;
+  t[0].name = std::string(510, 'n');
+  t[0].phase = std::string(511, 'p');
+  t[1].name = std::string(1500, 'x') + "\"";
+  t[1].phase = std::string(300, 'q');
+  t[2].name = std::string(490, 'y');
+  std::vector<TransferResult>& more = r.workload.steps[1].transfers;
+  for (size_t i = 0; i < 100; ++i) {
+    TransferResult extra = more[0];
+    extra.name = std::string(i * 7 % 530, static_cast<char>('a' + i % 26));
+    extra.bytes = UINT64_MAX - i;
+    more.push_back(extra);
+  }
+  expect_text_is_the_tree(r);
+}
+
 // Counter names repeated (a JSON key keeps its first place, its last value),
 // one named like the total, one that needs escaping; more ranks with
 // transport stats than with counters, and the other way round.
