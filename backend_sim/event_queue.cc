@@ -190,18 +190,19 @@ void EventQueue::drop_cancelled() {
   }
 }
 
-// The root leaves; the hole it leaves moves down along the earliest child
-// to a leaf, comparing children only, and the last entry fills it, moving up
-// as far as it must. The last entry came from the bottom and seldom moves up:
-// sifting it down from the root instead compares it with the earliest child
-// at every level as well.
-inline void EventQueue::pop_heap_top() {
-  TW_ASSERT_HOT(!heap_.empty());
+// The root leaves a large heap bottom-up: the hole it leaves moves down
+// along the earliest child to a leaf, comparing children only, and the last
+// entry fills it, moving up as far as it must. The last entry came from the
+// bottom and seldom moves up: sifting it down from the root instead compares
+// it with the earliest child at every level as well (1.3 % of a 256-node
+// run's instructions). A heap of a level or two, as in a run of a few ranks,
+// gains nothing and keeps the plain sift, inline.
+void EventQueue::pop_root_bottom_up() {
+  TW_ASSERT_HOT(heap_.size() > kBottomUpFrom);
   heap_pos_[heap_.front().slot] = kNotInHeap;
   const HeapEntry last = heap_.back();
   heap_.pop_back();
   const size_t n = heap_.size();
-  if (n == 0) return;
   size_t hole = 0;
   for (;;) {
     const size_t first = hole * kHeapArity + 1;
@@ -221,6 +222,14 @@ inline void EventQueue::pop_heap_top() {
     hole = parent;
   }
   place(hole, last);
+}
+
+inline void EventQueue::pop_heap_top() {
+  if (heap_.size() > kBottomUpFrom) {
+    pop_root_bottom_up();
+  } else {
+    heap_remove(0);
+  }
 }
 
 EventQueue::HeapEntry EventQueue::pop_now_fifo() {

@@ -176,12 +176,15 @@ class EventQueue {
   static bool later(const HeapEntry& a, const HeapEntry& b) { return key_of(a) > key_of(b); }
   void drop_cancelled();
   void pop_heap_top();
+  void pop_root_bottom_up();  // pop_heap_top for a heap of over kBottomUpFrom entries
   // The heap keeps each entry's position (heap_pos_, by slot: an indexed
   // heap), so that cancel() removes the entry at once. Four children per
   // node: half the depth of a binary heap, and a node's children share one
   // or two cache lines. The positions live apart from the slots, so that a
   // sift touches the heap and one small array, not every moved event's slot.
   static constexpr size_t kHeapArity = 4;
+  // pop_heap_top's bottom-up removal pays from about three levels on.
+  static constexpr size_t kBottomUpFrom = 1 + kHeapArity + kHeapArity * kHeapArity;
   void place(size_t pos, const HeapEntry& e);
   void sift_up(size_t pos);
   void sift_down(size_t pos);
