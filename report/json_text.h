@@ -79,6 +79,7 @@ class BufferedText {
   }
   template <std::integral T>
   void integer(T value) {
+    static_assert(sizeof(T) <= 8, "kMaxDigits holds a 64-bit integer's digits");
     room(kMaxDigits);
     used_ = static_cast<size_t>(std::to_chars(buffer_ + used_, buffer_ + kBytes, value).ptr - buffer_);
   }
