@@ -194,7 +194,7 @@ void EventQueue::drop_cancelled() {
 // along the earliest child to a leaf, comparing children only, and the last
 // entry fills it, moving up as far as it must. The last entry came from the
 // bottom and seldom moves up: sifting it down from the root instead compares
-// it with the earliest child at every level as well (1.3 % of a 256-node
+// it with the earliest child at every level as well (1.2 % of a 256-node
 // run's instructions). A heap of a level or two, as in a run of a few ranks,
 // gains nothing and keeps the plain sift, inline.
 void EventQueue::pop_root_bottom_up() {
