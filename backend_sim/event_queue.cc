@@ -87,17 +87,23 @@ inline void EventQueue::sift_up(size_t pos) {
   place(pos, e);
 }
 
+// The earliest of the children from `first` on, in a heap of `n` entries.
+inline size_t EventQueue::earliest_child(size_t first, size_t n) const {
+  const size_t end = std::min(first + kHeapArity, n);
+  size_t child = first;
+  for (size_t c = first + 1; c < end; ++c) {
+    if (later(heap_[child], heap_[c])) child = c;
+  }
+  return child;
+}
+
 inline void EventQueue::sift_down(size_t pos) {
   const HeapEntry e = heap_[pos];
   const size_t n = heap_.size();
   for (;;) {
     const size_t first = pos * kHeapArity + 1;
     if (first >= n) break;
-    const size_t end = std::min(first + kHeapArity, n);
-    size_t child = first;
-    for (size_t c = first + 1; c < end; ++c) {
-      if (later(heap_[child], heap_[c])) child = c;
-    }
+    const size_t child = earliest_child(first, n);
     if (!later(e, heap_[child])) break;
     place(pos, heap_[child]);
     pos = child;
@@ -207,21 +213,12 @@ void EventQueue::pop_root_bottom_up() {
   for (;;) {
     const size_t first = hole * kHeapArity + 1;
     if (first >= n) break;
-    const size_t end = std::min(first + kHeapArity, n);
-    size_t child = first;
-    for (size_t c = first + 1; c < end; ++c) {
-      if (later(heap_[child], heap_[c])) child = c;
-    }
+    const size_t child = earliest_child(first, n);
     place(hole, heap_[child]);
     hole = child;
   }
-  while (hole > 0) {
-    const size_t parent = (hole - 1) / kHeapArity;
-    if (!later(heap_[parent], last)) break;
-    place(hole, heap_[parent]);
-    hole = parent;
-  }
   place(hole, last);
+  sift_up(hole);
 }
 
 inline void EventQueue::pop_heap_top() {

@@ -187,6 +187,7 @@ class EventQueue {
   static constexpr size_t kBottomUpFrom = 1 + kHeapArity + kHeapArity * kHeapArity;
   void place(size_t pos, const HeapEntry& e);
   void sift_up(size_t pos);
+  size_t earliest_child(size_t first, size_t n) const;
   void sift_down(size_t pos);
   void heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t slot);
   void heap_remove(size_t pos);

@@ -46,19 +46,20 @@ void append_optional(json_text::BufferedText& out, std::optional<T> value) {
   }
 }
 
+// `key` (`,"name":`, written out) and an integer, inside a one-line object.
+template <size_t N, std::integral T>
+void append_inline_integer(json_text::BufferedText& out, const char (&key)[N], T value) {
+  out.literal(key);
+  out.integer(value);
+}
+
 void append_breakdown(json_text::BufferedText& out, const TransferBreakdown& b) {
-  out.literal("{\"control_messages\":");
-  out.integer(b.control_messages);
-  out.literal(",\"control_ns\":");
-  out.integer(b.control_ns);
-  out.literal(",\"queueing_ns\":");
-  out.integer(b.queueing_ns);
-  out.literal(",\"wire_ns\":");
-  out.integer(b.wire_ns);
-  out.literal(",\"copies_ns\":");
-  out.integer(b.copies_ns);
-  out.literal(",\"other_ns\":");
-  out.integer(b.other_ns);
+  append_inline_integer(out, "{\"control_messages\":", b.control_messages);
+  append_inline_integer(out, ",\"control_ns\":", b.control_ns);
+  append_inline_integer(out, ",\"queueing_ns\":", b.queueing_ns);
+  append_inline_integer(out, ",\"wire_ns\":", b.wire_ns);
+  append_inline_integer(out, ",\"copies_ns\":", b.copies_ns);
+  append_inline_integer(out, ",\"other_ns\":", b.other_ns);
   out.character('}');
 }
 
@@ -69,14 +70,10 @@ void append_transfer(json_text::BufferedText& out, const TransferResult& t,
   out.string(t.phase);
   out.literal(",\"name\":");
   out.string(t.name);
-  out.literal(",\"src\":");
-  out.integer(t.src);
-  out.literal(",\"dst\":");
-  out.integer(t.dst);
-  out.literal(",\"bytes\":");
-  out.integer(t.bytes);
-  out.literal(",\"recv_called_ns\":");
-  out.integer(t.recv_called_ns);
+  append_inline_integer(out, ",\"src\":", t.src);
+  append_inline_integer(out, ",\"dst\":", t.dst);
+  append_inline_integer(out, ",\"bytes\":", t.bytes);
+  append_inline_integer(out, ",\"recv_called_ns\":", t.recv_called_ns);
   out.literal(",\"done_ns\":");
   append_optional(out, t.done ? std::optional<TimeNs>(t.done_ns) : std::nullopt);
   out.literal(",\"latency_ns\":");
@@ -86,10 +83,7 @@ void append_transfer(json_text::BufferedText& out, const TransferResult& t,
   } else {
     out.literal(",\"failed\":false");
   }
-  if (measured_ns) {
-    out.literal(",\"measured_ns\":");
-    out.integer(*measured_ns);
-  }
+  if (measured_ns) append_inline_integer(out, ",\"measured_ns\":", *measured_ns);
   if (t.breakdown) {
     out.literal(",\"breakdown\":");
     append_breakdown(out, *t.breakdown);
