@@ -10,55 +10,77 @@ size_t CoverageGroup::reached() const {
   return n;
 }
 
-CoverageGroup* Coverage::find_group(std::string_view group) {
-  for (CoverageGroup& g : groups_) {
-    if (g.name == group) return &g;
+namespace {
+
+constexpr size_t kNone = static_cast<size_t>(-1);
+
+}  // namespace
+
+Coverage::Names& Coverage::own_names() {
+  if (names_ == nullptr) {
+    names_ = std::make_shared<Names>();
+  } else if (names_.use_count() > 1) {
+    names_ = std::make_shared<Names>(*names_);
   }
-  return nullptr;
+  return *names_;
 }
 
-const CoverageGroup* Coverage::find_group(std::string_view group) const {
-  for (const CoverageGroup& g : groups_) {
-    if (g.name == group) return &g;
+size_t Coverage::find_group(std::string_view group) const {
+  if (names_ == nullptr) return kNone;
+  for (size_t g = 0; g < names_->groups.size(); ++g) {
+    if (names_->groups[g] == group) return g;
   }
-  return nullptr;
+  return kNone;
 }
 
-CoverageItem* Coverage::find_item(std::string_view group, std::string_view item) {
-  if (last_group_ < groups_.size() && groups_[last_group_].name == group) {
-    std::vector<CoverageItem>& items = groups_[last_group_].items;
+size_t Coverage::find_item_const(std::string_view group, std::string_view item) const {
+  const size_t g = find_group(group);
+  if (g == kNone) return kNone;
+  const std::vector<std::string>& items = names_->items[g];
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i] == item) return names_->first[g] + i;
+  }
+  return kNone;
+}
+
+size_t Coverage::find_item(std::string_view group, std::string_view item) {
+  if (names_ == nullptr) return kNone;
+  if (last_group_ < names_->groups.size() && names_->groups[last_group_] == group) {
+    const std::vector<std::string>& items = names_->items[last_group_];
     for (size_t i : {last_item_ + 1, last_item_}) {
-      if (i < items.size() && items[i].name == item) {
+      if (i < items.size() && items[i] == item) {
         last_item_ = i;
-        return &items[i];
+        return names_->first[last_group_] + i;
       }
     }
   }
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    if (groups_[g].name != group) continue;
-    std::vector<CoverageItem>& items = groups_[g].items;
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (items[i].name != item) continue;
-      last_group_ = g;
-      last_item_ = i;
-      return &items[i];
-    }
-    return nullptr;
+  const size_t at = find_item_const(group, item);
+  if (at != kNone) {
+    last_group_ = find_group(group);
+    last_item_ = at - names_->first[last_group_];
   }
-  return nullptr;
+  return at;
 }
 
-CoverageItem& Coverage::item_of(std::string_view group, std::string_view item) {
-  if (CoverageItem* found = find_item(group, item)) return *found;
-  CoverageGroup* g = find_group(group);
-  if (g == nullptr) {
-    groups_.push_back(CoverageGroup{std::string(group), {}});
-    g = &groups_.back();
+size_t Coverage::item_of(std::string_view group, std::string_view item) {
+  if (const size_t found = find_item(group, item); found != kNone) return found;
+  size_t g = find_group(group);
+  Names& names = own_names();
+  if (g == kNone) {
+    g = names.groups.size();
+    names.groups.emplace_back(group);
+    names.items.emplace_back();
+    names.first.push_back(counts_.size());
   }
-  g->items.push_back(CoverageItem{std::string(item), 0});
-  last_group_ = static_cast<size_t>(g - groups_.data());
-  last_item_ = g->items.size() - 1;
-  return g->items.back();
+  // The new item goes last in its group: the groups after it move up one.
+  const size_t at = names.first[g] + names.items[g].size();
+  names.items[g].emplace_back(item);
+  counts_.insert(counts_.begin() + static_cast<std::ptrdiff_t>(at), 0);
+  for (size_t later = g + 1; later < names.first.size(); ++later) ++names.first[later];
+  last_group_ = g;
+  last_item_ = names.items[g].size() - 1;
+  TW_ASSERT(counts_.size() == names.first.back() + names.items.back().size());
+  return at;
 }
 
 void Coverage::declare(std::string_view group, std::string_view item) {
@@ -67,51 +89,64 @@ void Coverage::declare(std::string_view group, std::string_view item) {
 }
 
 void Coverage::count(std::string_view group, std::string_view item, uint64_t times) {
-  CoverageItem* found = find_item(group, item);
-  TW_ASSERT_MSG(found != nullptr, "a protocol counted a coverage item it never declared");
-  found->count += times;
+  const size_t found = find_item(group, item);
+  TW_ASSERT_MSG(found != kNone, "a protocol counted a coverage item it never declared");
+  counts_[found] += times;
 }
 
 void Coverage::add(const Coverage& other) {
-  // Runs of one protocol declare the same items in the same order: match by
-  // position first, by name only where that fails.
-  for (size_t gi = 0; gi < other.groups_.size(); ++gi) {
-    const CoverageGroup& g = other.groups_[gi];
-    const bool same_group = gi < groups_.size() && groups_[gi].name == g.name;
-    for (size_t ii = 0; ii < g.items.size(); ++ii) {
-      const CoverageItem& i = g.items[ii];
-      if (same_group && ii < groups_[gi].items.size() && groups_[gi].items[ii].name == i.name) {
-        groups_[gi].items[ii].count += i.count;
-      } else {
-        item_of(g.name, i.name).count += i.count;
-      }
+  if (other.empty()) return;
+  if (empty()) {
+    names_ = other.names_;
+    counts_ = other.counts_;
+    return;
+  }
+  // Runs of one protocol start from one declaration: the same names, item
+  // for item. Otherwise by name, appending what `this` lacks in `other`'s order.
+  if (names_ == other.names_) {
+    TW_ASSERT(counts_.size() == other.counts_.size());
+    for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+    return;
+  }
+  const Names& theirs = *other.names_;
+  for (size_t g = 0; g < theirs.groups.size(); ++g) {
+    for (size_t i = 0; i < theirs.items[g].size(); ++i) {
+      const uint64_t n = other.counts_[theirs.first[g] + i];
+      counts_[item_of(theirs.groups[g], theirs.items[g][i])] += n;
     }
   }
 }
 
 bool Coverage::declared(std::string_view group, std::string_view item) const {
-  const CoverageGroup* g = find_group(group);
-  if (g == nullptr) return false;
-  for (const CoverageItem& i : g->items) {
-    if (i.name == item) return true;
-  }
-  return false;
+  return find_item_const(group, item) != kNone;
 }
 
 uint64_t Coverage::count_of(std::string_view group, std::string_view item) const {
-  const CoverageGroup* g = find_group(group);
-  if (g == nullptr) return 0;
-  for (const CoverageItem& i : g->items) {
-    if (i.name == item) return i.count;
+  const size_t at = find_item_const(group, item);
+  return at == kNone ? 0 : counts_[at];
+}
+
+std::vector<CoverageGroup> Coverage::groups() const {
+  std::vector<CoverageGroup> out;
+  if (names_ == nullptr) return out;
+  for (size_t g = 0; g < names_->groups.size(); ++g) {
+    CoverageGroup& group = out.emplace_back();
+    group.name = names_->groups[g];
+    for (size_t i = 0; i < names_->items[g].size(); ++i) {
+      group.items.push_back(CoverageItem{names_->items[g][i], counts_[names_->first[g] + i]});
+    }
   }
-  return 0;
+  return out;
 }
 
 std::vector<std::string> Coverage::never_reached() const {
   std::vector<std::string> out;
-  for (const CoverageGroup& g : groups_) {
-    for (const CoverageItem& i : g.items) {
-      if (i.count == 0) out.push_back(g.name + ": " + i.name);
+  if (names_ == nullptr) return out;
+  for (size_t g = 0; g < names_->groups.size(); ++g) {
+    for (size_t i = 0; i < names_->items[g].size(); ++i) {
+      if (counts_[names_->first[g] + i] == 0) {
+        out.push_back(names_->groups[g] + ": " + names_->items[g][i]);
+      }
     }
   }
   return out;

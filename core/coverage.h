@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,22 +52,37 @@ class Coverage {
   bool declared(std::string_view group, std::string_view item) const;
   // 0 for an item never declared.
   uint64_t count_of(std::string_view group, std::string_view item) const;
-  const std::vector<CoverageGroup>& groups() const { return groups_; }
-  bool empty() const { return groups_.empty(); }
+  // The groups, their items and counts, in declaration order (built on each call).
+  std::vector<CoverageGroup> groups() const;
+  bool empty() const { return names_ == nullptr || names_->groups.empty(); }
   // Items declared and never reached, "group: item", in declaration order.
   std::vector<std::string> never_reached() const;
 
  private:
-  CoverageGroup* find_group(std::string_view group);
-  const CoverageGroup* find_group(std::string_view group) const;
-  // The item, or nullptr. Tries the item after the last one found first:
-  // protocols declare and count in one order, so that is usually it.
-  CoverageItem* find_item(std::string_view group, std::string_view item);
-  CoverageItem& item_of(std::string_view group, std::string_view item);
+  // What was declared, apart from the counts, and shared by copies until one
+  // of them declares more: a model checker's execution starts from its
+  // protocol's declaration (a copy of some sixty names, about seventy heap
+  // blocks, in every execution) and adds into a search's total whose
+  // declaration is the same one (item by item, no name compared).
+  struct Names {
+    std::vector<std::string> groups;
+    std::vector<std::vector<std::string>> items;  // per group
+    std::vector<size_t> first;                    // per group: its first item's count
+  };
+  // The index of the group's or the item's count, or npos.
+  size_t find_group(std::string_view group) const;
+  // Tries the item after the last one found first: protocols declare and
+  // count in one order, so that is usually it.
+  size_t find_item(std::string_view group, std::string_view item);
+  size_t find_item_const(std::string_view group, std::string_view item) const;
+  size_t item_of(std::string_view group, std::string_view item);
+  Names& own_names();  // names_, copied first if shared
 
-  std::vector<CoverageGroup> groups_;
+  // Shared by copies: whoever declares more copies it first (own_names).
+  std::shared_ptr<Names> names_;
+  std::vector<uint64_t> counts_;  // every group's items in order
   size_t last_group_ = 0;
-  size_t last_item_ = 0;
+  size_t last_item_ = 0;  // within last_group_
 };
 
 // Declares the tables' states ("Machine.State") and legal transitions

@@ -71,9 +71,11 @@ std::string TensorShape::to_string() const {
   return s + "]";
 }
 
-uint64_t Tensor::total_bytes() const {
+uint64_t total_bytes_of(DataType dtype, const TensorShape& shape) {
   auto n = shape.num_elements();
   return n ? *n * data_type_size(dtype) : 0;
 }
+
+uint64_t Tensor::total_bytes() const { return total_bytes_of(dtype, shape); }
 
 }  // namespace tensorwire

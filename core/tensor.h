@@ -49,6 +49,10 @@ struct TensorShape {
   friend bool operator==(const TensorShape&, const TensorShape&) = default;
 };
 
+// Content bytes of a DMA-able tensor of this type and shape (elements *
+// element size; 0 for an invalid shape or strings), without building one.
+uint64_t total_bytes_of(DataType dtype, const TensorShape& shape);
+
 struct Tensor {
   DataType dtype = DataType::kFloat32;
   TensorShape shape;

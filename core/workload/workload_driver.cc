@@ -407,12 +407,7 @@ class WorkloadDriver::Impl {
   }
 
   // What a Send of `t` puts in its source buffer.
-  static uint64_t bytes_of(const TensorTransfer& t) {
-    Tensor shell;
-    shell.dtype = t.dtype;
-    shell.shape = t.shape;
-    return shell.total_bytes();
-  }
+  static uint64_t bytes_of(const TensorTransfer& t) { return total_bytes_of(t.dtype, t.shape); }
 
   void do_recv(size_t i) {
     TW_ASSERT_MSG(phase_open_ && i < slots_.size() && !slots_[i].done, "a Recv still to do");

@@ -53,6 +53,41 @@ TEST(Coverage, RunsAddUpByNameAndKeepWhatOnlyOneDeclares) {
   EXPECT_EQ(a.never_reached(), (std::vector<std::string>{"paths: zero copy", "messages sent: REQUEST"}));
 }
 
+// Copies share the declaration until one declares more: each counts on its
+// own, a copy's new item is its own, and copies of one declaration add up
+// item by item (a group declared in the middle included).
+TEST(Coverage, CopiesCountAndDeclareOnTheirOwn) {
+  const Coverage base = declared();
+  Coverage a = base;
+  Coverage b = base;
+  a.count("paths", "clone", 2);
+  b.count("paths", "clone", 5);
+  b.count("messages sent", "REQUEST");
+  b.declare("paths", "proxy");  // b's own from here
+  b.count("paths", "proxy");
+  EXPECT_EQ(base.count_of("paths", "clone"), 0u);
+  EXPECT_FALSE(base.declared("paths", "proxy"));
+  EXPECT_FALSE(a.declared("paths", "proxy"));
+  EXPECT_EQ(b.groups()[0].items.size(), 3u);  // "proxy" last in its group, before "messages sent"
+  EXPECT_EQ(b.groups()[0].items[2].name, "proxy");
+  EXPECT_EQ(b.count_of("messages sent", "REQUEST"), 1u);
+
+  Coverage total;
+  total.add(a);
+  total.add(base);
+  Coverage c = base;
+  c.count("paths", "zero copy", 7);
+  total.add(c);
+  EXPECT_EQ(total.count_of("paths", "zero copy"), 7u);
+  EXPECT_EQ(total.count_of("paths", "clone"), 2u);
+  total.add(b);  // a declaration of its own: by name
+  EXPECT_EQ(total.count_of("paths", "clone"), 7u);
+  EXPECT_EQ(total.count_of("paths", "proxy"), 1u);
+  EXPECT_EQ(total.count_of("messages sent", "REQUEST"), 1u);
+  EXPECT_EQ(total.never_reached(), std::vector<std::string>{});
+  EXPECT_EQ(a.count_of("paths", "clone"), 2u);  // adding from a copy left it as it was
+}
+
 TEST(Coverage, TransitionTablesGiveStatesAndLegalTransitions) {
   TransitionTable t("Machine", {"A", "B", "C"});
   t.allow(0, 1);
