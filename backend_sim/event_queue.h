@@ -74,6 +74,10 @@ class EventQueue {
   // The running event changed `rank`'s state directly (a queue pair's far end
   // went to error), not by scheduling an event for it.
   void touch(uint32_t rank) { use(SharedObject::whole_rank(rank)); }
+  // The run is over and its report taken: what the world does from here on
+  // (its teardown, freeing and deregistering everything) is no event and
+  // changes no outcome, so the scheduler hears of none of it.
+  void stop_reporting_uses() { used_kinds_ = 0; }
   void nic_work_on_send_queue(uint32_t rank, uint32_t peer) {
     if (scheduler_) scheduler_->nic_work_on_send_queue(rank, peer);
   }

@@ -205,6 +205,8 @@ void Simulator::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
   impl_->context.events.set_scheduler(std::move(scheduler));
 }
 
+void Simulator::report_taken() { impl_->context.events.stop_reporting_uses(); }
+
 void Simulator::set_observer(SimObserver* observer) { impl_->context.observer = observer; }
 
 }  // namespace tensorwire::sim

@@ -76,6 +76,8 @@ class Simulator {
   uint64_t state_digest() const;
 
   void set_scheduler(std::unique_ptr<Scheduler> scheduler);
+  // The run's report is taken; only its teardown is left (EventQueue::stop_reporting_uses).
+  void report_taken();
   void set_observer(SimObserver* observer);  // not owned; nullptr to clear
 
  private:

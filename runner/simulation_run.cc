@@ -160,6 +160,7 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
   }
   check_point_to_point_run(report, rendezvous);
   add_dma_problems(report, simulator);
+  simulator.report_taken();  // the teardown after this is no event (docs/ARCHITECTURE.md)
   return report;
 }
 

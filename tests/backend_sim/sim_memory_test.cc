@@ -254,6 +254,37 @@ class InOrder final : public Scheduler {
   size_t pick(std::span<const ReadyEvent> /*ready*/) override { return 0; }
 };
 
+// Counts the uses a model checker would hear of.
+class UseCounter final : public Scheduler {
+ public:
+  size_t pick(std::span<const ReadyEvent> /*ready*/) override { return 0; }
+  void used(const SharedObject& /*object*/) override { ++uses; }
+  size_t uses = 0;
+};
+
+// Allocating, registering, freeing and deregistering are uses of memory, up
+// to the report: the teardown after it (report_taken) is no event, so a
+// model checker hears of none of its frees and deregistrations.
+TEST(SimMemory, TheTeardownAfterTheReportIsNoUse) {
+  SimFixture f(with_gpus());
+  auto counter = std::make_unique<UseCounter>();
+  UseCounter* c = counter.get();
+  f.sim().set_scheduler(std::move(counter));
+  RankEnv env = f.env(0);
+  Buffer kept = *env.memory.allocate(MemoryKind::kHostPinned, 0, 4096);
+  MemoryRegion region = *env.nic.register_memory(kept, Access::kLocalWrite);
+  Buffer freed = *env.memory.allocate(MemoryKind::kHostPinned, 0, 64);
+  ASSERT_GT(c->uses, 0u);
+  size_t before = c->uses;
+  env.memory.free(freed);
+  EXPECT_GT(c->uses, before) << "a free during the run is a use";
+  f.sim().report_taken();
+  before = c->uses;
+  EXPECT_TRUE(env.nic.deregister_memory(region).is_ok());
+  env.memory.free(kept);
+  EXPECT_EQ(c->uses, before);
+}
+
 // The state digest follows every change of a rank's memory (each kept
 // between digests until something changes): allocations, frees and writes
 // by each path change it; putting the bytes back restores it.
