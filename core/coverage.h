@@ -69,7 +69,7 @@ class Coverage {
     std::vector<std::vector<std::string>> items;  // per group
     std::vector<size_t> first;                    // per group: its first item's count
   };
-  // The index of the group's or the item's count, or npos.
+  // The group's index, or the index of the item's count; size_t(-1) when absent.
   size_t find_group(std::string_view group) const;
   // Tries the item after the last one found first: protocols declare and
   // count in one order, so that is usually it.
