@@ -328,9 +328,7 @@ bool EventQueue::run_next() {
     running_sequence_ = Scheduler::kInjectedSequence;
     size_t pick = 0;
     if (ready_info_.size() > 1 || scheduler_->wants_every_event()) {
-      in_pick_ = true;
       pick = scheduler_->pick(ready_info_);
-      in_pick_ = false;
     }
     if (pick == Scheduler::kGatherAgain) continue;
     if (pick >= ready_info_.size()) pick = 0;
@@ -427,13 +425,13 @@ uint64_t EventQueue::digest_term_of(const Slot& slot) {
 uint64_t EventQueue::pending_digest() const {
   TW_ASSERT_MSG(state_digests_, "pending events are digested only where state digests are on");
   uint64_t sum = 0;
-  // Inside a pick the events being chosen among are the choice, not what is
-  // pending (as when they were taken out of the heap to be chosen among);
-  // what the pick itself scheduled is pending.
-  const size_t choice = in_pick_ ? ready_info_.size() : 0;
+  // Inside a pick the events being chosen among count too, due in 0: two
+  // states that differ only in what is ready now are different states (what
+  // can run next differs). They were once left out, as the choice rather
+  // than the state, which merged such states in dfs's cache.
   auto entries = {std::span<const HeapEntry>(heap_),
                   std::span<const HeapEntry>(now_fifo_).subspan(now_head_),
-                  std::span<const HeapEntry>(ready_).subspan(choice)};
+                  std::span<const HeapEntry>(ready_)};
   for (std::span<const HeapEntry> queue : entries) {
     for (const HeapEntry& e : queue) {
       const Slot& event = slot(e.slot);

@@ -129,8 +129,9 @@ class EventQueue {
     instant_end_pending_ = true;
   }
   uint64_t processed() const { return processed_; }
-  // What is pending, as a multiset of (rank, kind, what, due in how long):
-  // for model checkers' state caches. Sequence numbers, which count history,
+  // What is pending, as a multiset of (rank, kind, what, due in how long),
+  // the events ready now (a scheduler's choice) included: for model
+  // checkers' state caches. Sequence numbers, which count history,
   // are left out; so is the closure, whose effect the kind, `what` and the
   // state it will read decide.
   uint64_t pending_digest() const;
@@ -226,7 +227,6 @@ class EventQueue {
   // heap, and events scheduled at now join them.
   std::vector<HeapEntry> ready_;
   std::vector<ReadyEvent> ready_info_;
-  bool in_pick_ = false;  // the scheduler is choosing among ready_info_
   HeapEntry last_run_{0, 0, 0};           // the last event the insertion-order path ran
   TimeNs now_ns_ = 0;
   uint64_t next_sequence_ = 1;

@@ -333,6 +333,42 @@ TEST(EventQueue, AWhatIsHashedOnlyWhereStateDigestsAreOn) {
   EXPECT_EQ(q.what(1, 2, 3), 0u);
 }
 
+// A scheduler that asks for every event (as a model checker offering a
+// fault does) and digests what is pending at each of its choices.
+class DigestAtEveryChoice final : public Scheduler {
+ public:
+  explicit DigestAtEveryChoice(EventQueue& q) : q_(q) {}
+  size_t pick(std::span<const ReadyEvent> ready) override {
+    digests.push_back(q_.pending_digest());
+    ready_counts.push_back(ready.size());
+    return 0;
+  }
+  bool wants_every_event() const override { return true; }
+  std::vector<uint64_t> digests;
+  std::vector<size_t> ready_counts;
+
+ private:
+  EventQueue& q_;
+};
+
+// Two choice points whose only difference is what is ready: "x" ran and
+// changed nothing else, so only "y" is left. What can run next differs, so
+// the states must digest apart (a model checker's cache that took them for
+// one state would never try the orders that start with "x" from the second).
+TEST(EventQueue, ChoicePointsThatDifferOnlyInWhatIsReadyDigestApart) {
+  EventQueue q;
+  auto sched = std::make_unique<DigestAtEveryChoice>(q);
+  DigestAtEveryChoice* s = sched.get();
+  q.set_scheduler(std::move(sched));
+  q.schedule_at(5, 0, "x", q.what(1), [] {});
+  q.schedule_at(5, 1, "y", q.what(2), [] {});
+  q.schedule_at(9, 1, "later", q.what(3), [] {});
+  while (q.run_next()) {
+  }
+  ASSERT_EQ(s->ready_counts, (std::vector<size_t>{2, 1, 1}));
+  EXPECT_NE(s->digests[0], s->digests[1]) << "{x, y} ready and {y} ready are different states";
+}
+
 // A scheduler that, at its first choice, cancels every other ready event:
 // those go back to the heap dead, and past 1024 of them the queue drops them
 // all at once (drop_cancelled) and rebuilds its heap.
