@@ -353,8 +353,8 @@ class DigestAtEveryChoice final : public Scheduler {
 
 // Two choice points whose only difference is what is ready: "x" ran and
 // changed nothing else, so only "y" is left. What can run next differs, so
-// the states must digest apart (a model checker's cache that took them for
-// one state would never try the orders that start with "x" from the second).
+// the states must digest apart: a model checker's cache that took them for
+// one state would cut the second as explored, and lose its orders.
 TEST(EventQueue, ChoicePointsThatDifferOnlyInWhatIsReadyDigestApart) {
   EventQueue q;
   auto sched = std::make_unique<DigestAtEveryChoice>(q);
