@@ -2,8 +2,37 @@
 # Configures and builds tensorwire in BUILD_DIR (default: build).
 #   SANITIZE=1  AddressSanitizer + UndefinedBehaviorSanitizer build (default dir build-asan)
 #   CI=true     warnings are errors; no link-time optimization
+#   PGO=1       profile-guided release build of the tensorwire program and the
+#               benchmarks (default dir build-pgo; no test programs): built
+#               instrumented, trained by scripts/pgo_train.sh, built again with
+#               the profile. About twice a release build's time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The profile-guided build. The training build leaves out link-time
+# optimization (each instrumented LTO link would cost minutes and the profile
+# is read per source file before LTO runs); the final one has it unless
+# LTO=false. Every build starts from no profile: GCC refuses a profile whose
+# source changed ("coverage mismatch"), so a stale one is never kept.
+if [ "${PGO:-0}" = 1 ]; then
+  [ "${SANITIZE:-0}" = 1 ] && { echo "build.sh: PGO=1 and SANITIZE=1 do not combine" >&2; exit 2; }
+  build_dir=${BUILD_DIR:-build-pgo}
+  targets=(apps/tensorwire/tensorwire bench/tensorwire_bench)
+  opts=(-Dbuildtype=release -Doptimization=2 -Dtests=false)
+  [ "${CI:-}" = true ] && opts+=(-Dwerror=true)
+  if [ ! -f "$build_dir/build.ninja" ]; then
+    meson setup "$build_dir" "${opts[@]}" -Db_pgo=generate -Dlto=false >/dev/null
+  else
+    meson configure "$build_dir" "${opts[@]}" -Db_pgo=generate -Dlto=false >/dev/null
+  fi
+  find "$build_dir" -name '*.gcda' -delete
+  ninja -C "$build_dir" "${targets[@]}" >&2
+  scripts/pgo_train.sh "$build_dir" >&2
+  meson configure "$build_dir" -Db_pgo=use -Dlto="${LTO:-true}" >/dev/null
+  ninja -C "$build_dir" "${targets[@]}" >&2
+  echo "$build_dir"
+  exit 0
+fi
 
 compiler=gcc
 if [ "${SANITIZE:-0}" = 1 ]; then

@@ -158,11 +158,11 @@ std::string set_waiting(const VerbsArgs& v, VerbsRunOptions& options) {
 std::optional<std::pair<uint64_t, uint64_t>> parse_rank_and_count(const std::string& text,
                                                                   uint64_t least) {
   const size_t colon = text.find(':');
-  std::optional<uint64_t> r = parse_whole(text.substr(0, colon));
-  std::optional<uint64_t> n =
-      colon == std::string::npos ? std::nullopt : parse_whole(text.substr(colon + 1));
-  if (!r || !n || *n < least) return std::nullopt;
-  return std::pair{*r, *n};
+  if (colon == std::string::npos) return std::nullopt;
+  const std::optional<uint64_t> r = parse_whole(text.substr(0, colon));
+  const std::optional<uint64_t> n = parse_whole(text.substr(colon + 1));
+  if (!r.has_value() || !n.has_value() || n.value() < least) return std::nullopt;
+  return std::pair{r.value(), n.value()};
 }
 
 // The fault-injection hooks (tests), each for one rank. --die-at RANK:STEP:
