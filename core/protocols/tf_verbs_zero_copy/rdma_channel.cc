@@ -121,13 +121,17 @@ Status RdmaChannel::post_in_free_slot(const wire::RdmaMessage& message) {
   // send_message checked every message, backlogged ones included, before
   // it got here.
   TW_ASSERT_MSG(bytes <= slot_bytes_, "a control message fits its slot");
-  Buffer slot_buffer = chunk.buffer;  // the one slot the message is written into
+  // The bytes of its slot the message is written into, and no more: the
+  // simulator counts what a view covers as written (the pool zeroes it again
+  // when the buffer is freed, a model checker digests it), and a message is
+  // a few dozen bytes of a slot sized for the longest name.
+  Buffer slot_buffer = chunk.buffer;
   slot_buffer.addr += offset;
-  slot_buffer.length = slot_bytes_;
+  slot_buffer.length = bytes;
   std::span<std::byte> view =
       chunk.buffer.contains(slot_buffer.addr, slot_buffer.length) ? memory_.host_view(slot_buffer)
                                                                   : std::span<std::byte>();
-  if (view.size() >= slot_bytes_) {
+  if (view.size() >= bytes) {
     Result<size_t> n = wire::encode(message, view);
     if (!n.is_ok()) return n.status();
     TW_ASSERT(*n == bytes);
