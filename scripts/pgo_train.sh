@@ -5,7 +5,7 @@
 # hot. Each run's output is thrown away; what matters is the profile (*.gcda
 # beside the objects) each writes when it exits.
 #   scripts/pgo_train.sh BUILD_DIR
-# The runs are small (about a minute in all, instrumented, on 2 cores) and
+# The runs are small (about 15 s in all, instrumented, on 2 cores) and
 # cover every protocol in both modes: the parameter server at 64 nodes (the
 # simulator at scale), the shipped scenarios, random walks, dfs with a QP
 # error and pct, and the simulator's benchmarks.
