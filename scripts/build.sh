@@ -5,7 +5,8 @@
 #   PGO=1       profile-guided release build of the tensorwire program and the
 #               benchmarks (default dir build-pgo; no test programs): built
 #               instrumented, trained by scripts/pgo_train.sh, built again with
-#               the profile. About twice a release build's time.
+#               the profile and LTO (LTO=false: without; CI=true does not
+#               turn it off here). The two programs are built twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -6,9 +6,10 @@
 # beside the objects) each writes when it exits.
 #   scripts/pgo_train.sh BUILD_DIR
 # The runs are small (about 15 s in all, instrumented, on 2 cores) and
-# cover every protocol in both modes: the parameter server at 64 nodes (the
-# simulator at scale), the shipped scenarios, random walks, dfs with a QP
-# error and pct, and the simulator's benchmarks.
+# cover every protocol: the parameter server and an all-to-all at 64 nodes
+# (the simulator at scale), a selection of the shipped scenarios, random
+# walks, dfs with a QP error and pct on the model scenarios, and the
+# simulator's benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:?usage: scripts/pgo_train.sh BUILD_DIR}
