@@ -10,6 +10,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Sets up build directory $1 with the options after it, or sets a directory
+# set up before to them.
+setup_or_configure() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >/dev/null
+  else
+    meson configure "$dir" "$@" >/dev/null
+  fi
+}
+
 # The profile-guided build. The training build leaves out link-time
 # optimization (each instrumented LTO link would cost minutes and the profile
 # is read per source file before LTO runs); the final one has it unless
@@ -21,11 +33,7 @@ if [ "${PGO:-0}" = 1 ]; then
   targets=(apps/tensorwire/tensorwire bench/tensorwire_bench)
   opts=(-Dbuildtype=release -Doptimization=2 -Dtests=false)
   [ "${CI:-}" = true ] && opts+=(-Dwerror=true)
-  if [ ! -f "$build_dir/build.ninja" ]; then
-    meson setup "$build_dir" "${opts[@]}" -Db_pgo=generate -Dlto=false >/dev/null
-  else
-    meson configure "$build_dir" "${opts[@]}" -Db_pgo=generate -Dlto=false >/dev/null
-  fi
+  setup_or_configure "$build_dir" "${opts[@]}" -Db_pgo=generate -Dlto=false
   find "$build_dir" -name '*.gcda' -delete
   ninja -C "$build_dir" "${targets[@]}" >&2
   scripts/pgo_train.sh "$build_dir" >&2
@@ -67,10 +75,6 @@ if [ "$compiler" = clang ] && [ -f "$build_dir/build.ninja" ] &&
    ! grep -q "^C++ compiler for the host machine: .*($compiler " "$build_dir/meson-logs/meson-log.txt" 2>/dev/null; then
   rm -rf "$build_dir"
 fi
-if [ ! -f "$build_dir/build.ninja" ]; then
-  meson setup "$build_dir" "${opts[@]}" >/dev/null
-else
-  meson configure "$build_dir" "${opts[@]}" >/dev/null
-fi
+setup_or_configure "$build_dir" "${opts[@]}"
 ninja -C "$build_dir" >&2
 echo "$build_dir"
