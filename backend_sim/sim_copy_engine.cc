@@ -110,6 +110,7 @@ void SimCopyEngine::schedule_copy(TimeNs end, const Buffer& dst, uint64_t dst_of
                         "copy engine: a buffer was freed before the copy finished");
           } else {
             // Empty spans when a side holds no bytes (timing-only mode).
+            memory_.join_if_sparse(src.addr + src_offset, dst.addr + dst_offset, bytes);
             std::span<std::byte> from = memory_.bytes_at(src.addr + src_offset, bytes);
             std::span<std::byte> to = from.empty() ? from : memory_.bytes_at(dst.addr + dst_offset, bytes, true);
             if (!from.empty() && !to.empty()) std::memmove(to.data(), from.data(), bytes);

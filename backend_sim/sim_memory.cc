@@ -40,6 +40,7 @@ SimMemorySpace::~SimMemorySpace() {
 void SimMemorySpace::give_back_bytes(Allocation& a) {
   ZeroedBytesPool::local().give_back(std::move(a.bytes), a.dirty);
   a.bytes.clear();
+  a.sparse = SparseBytes();
 }
 
 Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64_t bytes) {
@@ -84,7 +85,7 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   }
   context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
   check_overlap(buffer);
-  Allocation a{buffer, {}, 0, {}, {}, {}, {}};
+  Allocation a{buffer, {}, {}, 0, {}, {}, {}, {}};
   if (context_.options.payload) {
     a.bytes = ZeroedBytesPool::local().take(bytes);
     if (reused != 0) {
@@ -125,8 +126,8 @@ void SimMemorySpace::free(const Buffer& buffer) {
   context_.sanitizer.on_free(rank_, it->second.buffer.addr, it->second.buffer.length,
                              context_.now());
   context_.events.use(SharedObject::memory(rank_, buffer.addr, aligned_size(it->second.buffer.length)));
-  preserve_held(it->first, it->second.bytes.size());
-  const uint64_t held = it->second.bytes.size();
+  const uint64_t held = it->second.bytes_held();
+  preserve_held(it->first, held);
   TW_ASSERT_MSG(payload_bytes_ >= held && context_.payload_bytes_held_total >= held,
                 "the bytes held never go negative");
   payload_bytes_ -= held;
@@ -186,11 +187,8 @@ void HeldBytes::release() {
 
 std::span<std::byte> SimMemorySpace::raw_bytes(uint64_t addr, uint64_t length) const {
   const Allocation* found = containing(addr, length);
-  if (found == nullptr || found->bytes.size() != found->buffer.length) return {};
-  const Allocation& a = *found;
-  // The allocation's bytes are this memory's to hand out, as bytes_at does.
-  auto* data = const_cast<std::byte*>(a.bytes.data());
-  return {data + (addr - a.buffer.addr), length};
+  if (found == nullptr || !found->has_bytes()) return {};
+  return found->at(addr - found->buffer.addr, length);
 }
 
 HeldBytes SimMemorySpace::hold_read(uint64_t addr, std::span<std::byte> now) {
@@ -321,11 +319,15 @@ const Buffer* SimMemorySpace::find(uint64_t addr, uint64_t length) const {
 // it or a message lands in it, and only when it is small: control rings and
 // message buffers get bytes, tensors never do.
 bool SimMemorySpace::materialize(Allocation& a) {
-  if (a.bytes.size() == a.buffer.length) return true;
+  if (a.has_bytes()) return true;
   if (a.buffer.length > kTimingOnlyBytesMax) return false;
   // An allocation holds all of its bytes or none (payload mode: all, from the start).
-  TW_ASSERT(a.bytes.empty() && !context_.options.payload);
-  a.bytes = ZeroedBytesPool::local().take(a.buffer.length);
+  TW_ASSERT(a.bytes.empty() && a.sparse.empty() && !context_.options.payload);
+  if (a.buffer.length >= kSparseMinBytes) {
+    a.sparse = SparseBytes(a.buffer.length);
+  } else {
+    a.bytes = ZeroedBytesPool::local().take(a.buffer.length);
+  }
   add_payload_bytes(a.buffer.length);
   // The bytes changed (there are some now) but are all zero: nothing for the
   // pool to zero again. Marking the whole range written made every free and
@@ -338,15 +340,16 @@ bool SimMemorySpace::materialize(Allocation& a) {
 }
 
 void SimMemorySpace::track_written(const Allocation& a, uint64_t offset, uint64_t length) {
-  const size_t blocks = (a.bytes.size() + kDigestBlockBytes - 1) / kDigestBlockBytes;
+  const uint64_t held = a.bytes_held();
+  const size_t blocks = (held + kDigestBlockBytes - 1) / kDigestBlockBytes;
   if (a.block_terms.size() != blocks) {  // bytes appeared, all zero: every term is 0
     a.content_sum = 0;
     a.block_terms.assign(blocks, 0);
     a.block_stale.assign(blocks, 0);
     a.stale_blocks.clear();
   }
-  if (length == 0 || offset >= a.bytes.size()) return;
-  const uint64_t last = std::min<uint64_t>(offset + length, a.bytes.size()) - 1;
+  if (length == 0 || offset >= held) return;
+  const uint64_t last = std::min<uint64_t>(offset + length, held) - 1;
   TW_ASSERT(last / kDigestBlockBytes < blocks);
   for (uint64_t b = offset / kDigestBlockBytes; b <= last / kDigestBlockBytes; ++b) {
     if (a.block_stale[b] != 0) continue;
@@ -360,20 +363,20 @@ std::span<std::byte> SimMemorySpace::bytes_at(uint64_t addr, uint64_t length, bo
   Allocation* found = containing(addr, length);
   if (found == nullptr) return {};
   Allocation& a = *found;
-  if (a.bytes.size() != a.buffer.length && !(for_write && materialize(a))) return {};
+  if (!a.has_bytes() && !(for_write && materialize(a))) return {};
   if (for_write) {
     preserve_held(addr, length);
     mark_written(a, addr - a.buffer.addr, length);
   }
-  return a.bytes.span().subspan(addr - a.buffer.addr, length);
+  return a.at(addr - a.buffer.addr, length);
 }
 
 SimMemorySpace::ReadView SimMemorySpace::read_view(uint64_t addr, uint64_t length) {
   context_.events.use(SharedObject::memory(rank_, addr, length));
   Allocation* a = containing(addr, length);
   if (a == nullptr) return {};
-  if (a->bytes.size() != a->buffer.length) return {true, {}};
-  return {true, a->bytes.span().subspan(addr - a->buffer.addr, length)};
+  if (!a->has_bytes()) return {true, {}};
+  return {true, a->at(addr - a->buffer.addr, length)};
 }
 
 std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {
@@ -384,7 +387,7 @@ std::span<std::byte> SimMemorySpace::host_view(const Buffer& buffer) {
   // The caller may write.
   preserve_held(buffer.addr, buffer.length);
   mark_written(*a, buffer.addr - a->buffer.addr, buffer.length);
-  return std::span<std::byte>(a->bytes).subspan(buffer.addr - a->buffer.addr, buffer.length);
+  return a->at(buffer.addr - a->buffer.addr, buffer.length);
 }
 
 Status SimMemorySpace::check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
@@ -417,11 +420,13 @@ Status SimMemorySpace::cpu_copy(const Buffer& dst, uint64_t dst_offset, const Bu
   Allocation* d = find_allocation(dst);
   Allocation* s = find_allocation(src);
   TW_ASSERT_MSG(d != nullptr && s != nullptr, "check_range found both inside live allocations");
-  if (bytes > 0 && !d->bytes.empty() && !s->bytes.empty()) {
+  if (bytes > 0 && d->bytes_held() > 0 && s->bytes_held() > 0) {
     preserve_held(dst.addr + dst_offset, bytes);
     mark_written(*d, (dst.addr - d->buffer.addr) + dst_offset, bytes);
-    std::memmove(d->bytes.data() + (dst.addr - d->buffer.addr) + dst_offset,
-                 s->bytes.data() + (src.addr - s->buffer.addr) + src_offset, bytes);
+    if (d == s) join_if_sparse(dst.addr + dst_offset, src.addr + src_offset, bytes);
+    const std::span<std::byte> to = d->at((dst.addr - d->buffer.addr) + dst_offset, bytes);
+    const std::span<std::byte> from = s->at((src.addr - s->buffer.addr) + src_offset, bytes);
+    std::memmove(to.data(), from.data(), bytes);
   }
   context_.stats[rank_].cpu_copy_bytes += bytes;
   context_.stats[rank_].cpu_copies += 1;
@@ -445,7 +450,7 @@ Status SimMemorySpace::write_bytes(const Buffer& buffer, uint64_t offset,
   if (!data.empty() && materialize(*a)) {
     preserve_held(buffer.addr + offset, data.size());
     mark_written(*a, (buffer.addr - a->buffer.addr) + offset, data.size());
-    std::memcpy(a->bytes.data() + (buffer.addr - a->buffer.addr) + offset, data.data(),
+    std::memcpy(a->at((buffer.addr - a->buffer.addr) + offset, data.size()).data(), data.data(),
                 data.size());
   }
   return {};
@@ -459,13 +464,34 @@ Status SimMemorySpace::read_bytes(const Buffer& buffer, uint64_t offset,
                                    context_.now());
   Allocation* a = find_allocation(buffer);
   TW_ASSERT_MSG(a != nullptr, "check_range found it inside a live allocation");
-  if (a->bytes.size() != a->buffer.length) {
+  if (!a->has_bytes()) {
     return {StatusCode::kUnavailable, "read_bytes: timing-only mode holds no payload"};
   }
   if (!out.empty()) {
-    std::memcpy(out.data(), a->bytes.data() + (buffer.addr - a->buffer.addr) + offset, out.size());
+    std::memcpy(out.data(), a->at((buffer.addr - a->buffer.addr) + offset, out.size()).data(),
+                out.size());
   }
   return {};
+}
+
+// Block `b` of the digest's blocks, as many bytes of it as the allocation
+// has: a sparse allocation's never-backed block reads as none (all zero).
+std::span<const std::byte> SimMemorySpace::block_content(const Allocation& a, uint32_t b) {
+  static_assert(kDigestBlockBytes == SparseBytes::kBlockBytes, "one block, one digest term");
+  const uint64_t offset = uint64_t{b} * kDigestBlockBytes;
+  const uint64_t length = std::min<uint64_t>(kDigestBlockBytes, a.bytes_held() - offset);
+  if (a.sparse.empty()) return {a.bytes.data() + offset, length};
+  const std::span<const std::byte> block = a.sparse.block(b);
+  return block.empty() ? block : block.first(length);
+}
+
+void SimMemorySpace::join_if_sparse(uint64_t addr_a, uint64_t addr_b, uint64_t length) {
+  if (context_.options.payload || length == 0) return;  // payload mode is dense throughout
+  const uint64_t lo = std::min(addr_a, addr_b);
+  const uint64_t hi = std::max(addr_a, addr_b) + length;
+  const Allocation* a = containing(lo, hi - lo);
+  if (a == nullptr || a->sparse.empty()) return;
+  a->sparse.span(lo - a->buffer.addr, hi - lo);
 }
 
 namespace {
@@ -495,16 +521,14 @@ void SimMemorySpace::digest(StateDigest& d) const {
 void SimMemorySpace::digest_afresh(StateDigest& d) const {
   d.add(allocations_.size());
   for (const auto& [addr, a] : allocations_) {
-    d.add(addr).add(a.buffer.length).add(a.bytes.size());
+    d.add(addr).add(a.buffer.length).add(a.bytes_held());
     track_written(a, 0, 0);  // sizes the block tables
     for (uint32_t b : a.stale_blocks) {
-      const uint64_t offset = uint64_t{b} * kDigestBlockBytes;
-      const uint64_t length = std::min<uint64_t>(kDigestBlockBytes, a.bytes.size() - offset);
-      const std::span<const std::byte> content(a.bytes.data() + offset, length);
+      const std::span<const std::byte> content = block_content(a, b);
       uint64_t term = 0;  // an all-zero block, as allocated
       if (!all_zero(content)) {
         StateDigest block;
-        block.add(b).add(std::string_view(reinterpret_cast<const char*>(content.data()), length));
+        block.add(b).add(std::string_view(reinterpret_cast<const char*>(content.data()), content.size()));
         term = block.value();
       }
       a.content_sum += term - a.block_terms[b];

@@ -19,6 +19,7 @@
 #include "backend_sim/dense_id_map.h"
 #include "backend_sim/dirty_ranges.h"
 #include "backend_sim/sim_context.h"
+#include "backend_sim/sparse_bytes.h"
 #include "backend_sim/zeroed_bytes.h"
 #include "core/memory.h"
 #include "core/state_digest.h"
@@ -91,6 +92,11 @@ class SimMemorySpace final : public MemorySpace {
   // is not inside one allocation or the allocation holds no bytes. With
   // `for_write`, a small allocation in timing-only mode gets its bytes now.
   std::span<std::byte> bytes_at(uint64_t addr, uint64_t length, bool for_write = false);
+  // Before one operation takes the spans of two ranges of `length` bytes
+  // (a copy): where both lie in one sparse allocation, their union is made
+  // contiguous, so that taking the second span cannot move the first one's
+  // blocks (sparse_bytes.h). No use of memory is reported: the spans are.
+  void join_if_sparse(uint64_t addr_a, uint64_t addr_b, uint64_t length);
   // find() and bytes_at() for reading, in one search of the allocations: what
   // the NIC does for every request it reads from memory.
   struct ReadView {
@@ -130,6 +136,10 @@ class SimMemorySpace final : public MemorySpace {
   // ring of the largest control_ring_size a protocol accepts (4096 slots of
   // the largest message), small enough that no tensor-sized buffer is ever materialized by accident.
   static constexpr uint64_t kTimingOnlyBytesMax = 8ull << 20;
+  // Timing-only mode backs an allocation this large or larger where it is
+  // used (sparse_bytes.h): a control ring's slots, each with a short message
+  // at its start, would otherwise have every page touched.
+  static constexpr uint64_t kSparseMinBytes = 16ull << 10;
 
  private:
   // Content hashes for digest(), kept per block of kDigestBlockBytes as a
@@ -141,6 +151,10 @@ class SimMemorySpace final : public MemorySpace {
   struct Allocation {
     Buffer buffer;
     ZeroedBytes bytes;  // empty in timing-only mode until materialized
+    // Timing-only mode's large allocations (kSparseMinBytes or more: control
+    // rings, message buffers), once materialized, instead of `bytes`:
+    // backed where used (sparse_bytes.h). Mutable: a lookup may back blocks.
+    mutable SparseBytes sparse;
     mutable uint64_t content_sum = 0;                // sum of block_terms
     mutable std::vector<uint64_t> block_terms;       // per block: its index and content, hashed (0: all zero)
     mutable std::vector<uint8_t> block_stale;        // per block
@@ -148,6 +162,20 @@ class SimMemorySpace final : public MemorySpace {
     // The bytes that may not be zero: what has to be zeroed again before
     // the pool hands the vector out.
     mutable DirtyRanges dirty;
+
+    // Whether the allocation holds its bytes (dense or sparse).
+    bool has_bytes() const {
+      return bytes.size() == buffer.length || (!sparse.empty() && sparse.size() == buffer.length);
+    }
+    uint64_t bytes_held() const { return has_bytes() ? buffer.length : 0; }
+    // Bytes [offset, offset + length) of an allocation that has them: a
+    // caller keeps the span only until its next lookup of this allocation
+    // (a sparse one may move blocks to make a later span contiguous).
+    std::span<std::byte> at(uint64_t offset, uint64_t length) const {
+      if (!sparse.empty()) return sparse.span(offset, length);
+      // The allocation's bytes are this memory's to hand out.
+      return {const_cast<std::byte*>(bytes.data()) + offset, length};
+    }
   };
   // Bytes [offset, offset + length) of `a` may change: they may no longer be
   // zero, and their blocks are hashed again at the next digest (only under a
@@ -161,6 +189,7 @@ class SimMemorySpace final : public MemorySpace {
   // `a`'s bytes, zeroed where written, go back to the thread's pool.
   static void give_back_bytes(Allocation& a);
   static void track_written(const Allocation& a, uint64_t offset, uint64_t length);
+  static std::span<const std::byte> block_content(const Allocation& a, uint32_t b);
   void check_overlap(const Buffer& buffer) const;
   Status check_range(const Buffer& buffer, uint64_t offset, uint64_t bytes,
                      const char* what) const;
