@@ -144,7 +144,7 @@ RunReport run_point_to_point(const Scenario& scenario, const SimulationOptions& 
 
   report.end_ns = simulator.now_ns();
   report.events_processed = simulator.events_processed();
-  report.workload = driver.result();
+  report.workload = driver.take_result();  // nothing drives the workload after run_until_idle
   if (options.measurements) add_transfer_breakdowns(report.workload, simulator);
   for (RankId r = 0; r < report.ranks; ++r) {
     report.rank_stats.push_back(simulator.stats(r));

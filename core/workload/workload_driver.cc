@@ -590,6 +590,7 @@ bool WorkloadDriver::stopped() const { return impl_->stopped_; }
 const Status& WorkloadDriver::stop_reason() const { return impl_->stop_reason_; }
 void WorkloadDriver::release_memory() { impl_->release_memory(); }
 const WorkloadResult& WorkloadDriver::result() const { return impl_->result_; }
+WorkloadResult WorkloadDriver::take_result() { return std::exchange(impl_->result_, WorkloadResult{}); }
 
 uint64_t WorkloadDriver::state_digest() const { return impl_->state_digest(); }
 

@@ -94,6 +94,10 @@ class WorkloadDriver {
   // Frees the source tensors the driver allocated. Call once the backend is idle.
   void release_memory();
   const WorkloadResult& result() const;
+  // The result, moved out, once the backend is idle and nothing will drive
+  // the workload again: a parameter server's results hold a record per
+  // transfer (80,000 at 256 nodes), too many to copy at the end of a run.
+  WorkloadResult take_result();
   // A hash of where the workload stands (step, phase, which Recvs are done
   // and how, the sources it holds): for model checkers' state caches.
   uint64_t state_digest() const;
