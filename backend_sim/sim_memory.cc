@@ -97,9 +97,44 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   }
   digest_.invalidate();
   cut_lookups_at(buffer.addr);
-  const bool fresh = allocations_.emplace(buffer.addr, std::move(a)).second;
+  const auto [it, fresh] = allocations_.emplace(buffer.addr, std::move(a));
   TW_ASSERT_MSG(fresh, "a live address is never handed out twice");
+  index_allocation(it->second);
   return buffer;
+}
+
+void SimMemorySpace::index_allocation(const Allocation& a) {
+  const uint64_t start = a.buffer.addr;
+  // Mostly at the end: a plain run's addresses only grow in each region.
+  const auto at = std::upper_bound(starts_.begin(), starts_.end(), start);
+  const size_t i = static_cast<size_t>(at - starts_.begin());
+  if (i > 0 && starts_[i - 1] == start) {  // a freed start, reused (adversarial mode)
+    TW_ASSERT_MSG(at_start_[i - 1] == nullptr && tombstones_ > 0, "a live start is never handed out twice");
+    at_start_[i - 1] = &a;
+    --tombstones_;
+    return;
+  }
+  at_start_.insert(at_start_.begin() + static_cast<std::ptrdiff_t>(i), &a);
+  starts_.insert(at, start);
+}
+
+void SimMemorySpace::unindex_allocation(const Allocation& a) {
+  const auto at = std::lower_bound(starts_.begin(), starts_.end(), a.buffer.addr);
+  const size_t i = static_cast<size_t>(at - starts_.begin());
+  TW_ASSERT_MSG(at != starts_.end() && *at == a.buffer.addr && at_start_[i] == &a,
+                "every live allocation is in the index of starts");
+  at_start_[i] = nullptr;
+  if (++tombstones_ * 2 <= starts_.size()) return;
+  size_t kept = 0;
+  for (size_t j = 0; j < starts_.size(); ++j) {
+    if (at_start_[j] == nullptr) continue;
+    starts_[kept] = starts_[j];
+    at_start_[kept] = at_start_[j];
+    ++kept;
+  }
+  starts_.resize(kept);
+  at_start_.resize(kept);
+  tombstones_ = 0;
 }
 
 // Two live allocations never overlap: the sanitizer reports one that does
@@ -140,6 +175,7 @@ void SimMemorySpace::free(const Buffer& buffer) {
   }
   give_back_bytes(it->second);
   forget_lookups_of(&it->second);
+  unindex_allocation(it->second);
   allocations_.erase(it);
   digest_.invalidate();
 }
@@ -283,12 +319,17 @@ const SimMemorySpace::Allocation* SimMemorySpace::containing(uint64_t addr, uint
       return r.a->buffer.contains(addr, length) ? r.a : nullptr;
     }
   }
-  auto it = allocations_.upper_bound(addr);
-  const uint64_t next_start = it == allocations_.end() ? UINT64_MAX : it->first;
-  if (it == allocations_.begin()) return nullptr;
-  --it;
-  const Allocation* a = &it->second;
-  recent_[recent_next_] = {it->first, next_start, a};
+  TW_ASSERT_HOT(starts_.size() == allocations_.size() + tombstones_ && at_start_.size() == starts_.size());
+  const size_t next = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), addr) - starts_.begin());
+  const uint64_t next_start = next == starts_.size() ? UINT64_MAX : starts_[next];
+  // The live allocation with the greatest start at or below the address,
+  // past the tombstones of freed ones (a free lookup of a freed address, or
+  // a planted allocator bug's allocation inside a freed one).
+  size_t live = next;
+  while (live > 0 && at_start_[live - 1] == nullptr) --live;
+  if (live == 0) return nullptr;
+  const Allocation* a = at_start_[live - 1];
+  recent_[recent_next_] = {starts_[live - 1], next_start, a};
   recent_next_ = (recent_next_ + 1) % kRecentLookups;
   return a->buffer.contains(addr, length) ? a : nullptr;
 }

@@ -234,6 +234,18 @@ class SimMemorySpace final : public MemorySpace {
   SimContext& context_;
   uint32_t rank_;
   std::map<uint64_t, Allocation> allocations_;  // by address
+  // The same allocations' starts, sorted, and where each one is: what
+  // containing() searches. A parameter server's rank holds thousands of
+  // allocations, and a search down the map's nodes missed the cache at
+  // every level (5 % of a 1024-node run); the starts are one array.
+  // A freed allocation leaves its start with a null entry (a tombstone)
+  // until they are half the index: a parameter server frees buffers among
+  // thousands of live ones, and erasing each at once moved half the index.
+  std::vector<uint64_t> starts_;
+  std::vector<const Allocation*> at_start_;
+  size_t tombstones_ = 0;
+  void index_allocation(const Allocation& a);
+  void unindex_allocation(const Allocation& a);
   mutable std::array<RecentLookup, kRecentLookups> recent_{};
   mutable uint32_t recent_next_ = 0;  // the entry the next miss replaces
   std::vector<uint64_t> next_addr_;              // per address region (host, gpu0, gpu1, ...)
