@@ -165,7 +165,7 @@ class SimMemorySpace final : public MemorySpace {
 
     // Whether the allocation holds its bytes (dense or sparse).
     bool has_bytes() const {
-      return bytes.size() == buffer.length || (!sparse.empty() && sparse.size() == buffer.length);
+      return bytes.size() == buffer.length || !sparse.empty();  // sparse: sized to the buffer
     }
     uint64_t bytes_held() const { return has_bytes() ? buffer.length : 0; }
     // Bytes [offset, offset + length) of an allocation that has them: a

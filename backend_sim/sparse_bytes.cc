@@ -52,8 +52,8 @@ std::span<std::byte> SparseBytes::span(uint64_t offset, uint64_t length) {
       }
       block_at_[b] = to;
     }
+    TW_ASSERT(contiguous(first, last));
   }
-  TW_ASSERT_HOT(contiguous(first, last));
   return {block_at_[first] + offset % kBlockBytes, length};
 }
 
