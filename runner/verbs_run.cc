@@ -18,6 +18,7 @@
 #include "core/rendezvous.h"
 #include "core/trace_recording.h"
 #include "core/workload/workload_driver.h"
+#include "runner/last_work_drain.h"
 #include "runner/rank_outcome.h"
 #include "runner/verbs_collective_world.h"
 
@@ -367,39 +368,6 @@ class ProgressLoop {
   WallClock::time_point next_peer_watch_{};
 };
 
-// Lets every rank's last work complete before anyone tears down (at most a
-// phase's timeout): a rank keeps polling, and so keeps answering its peers,
-// until every rank has no work outstanding. A protocol whose last messages
-// wait for the peer's answer (the legacy protocol's ACKs) gets it, where a
-// rank that stopped polling as soon as its own work was done would leave
-// its peer waiting. The events handled meanwhile.
-uint64_t drain_last_work(const WorkloadDriver& driver, const Rendezvous& rendezvous,
-                         verbs::VerbsRankEnv& env, launch::CoordinatorPhaseGate& gate,
-                         std::chrono::milliseconds timeout) {
-  uint64_t events = 0;
-  bool arrived = false;
-  bool everyone_drained = false;
-  const WallClock::time_point drain_until = WallClock::now() + timeout;
-  while (driver.finished() && !everyone_drained && WallClock::now() < drain_until) {
-    Result<uint32_t> n = env.poll();
-    if (!n.is_ok()) break;
-    events += *n;
-    if (!arrived && rendezvous.outstanding_work() == 0) {
-      arrived = true;
-      // One more barrier, after the workload's last phase: "this rank is drained".
-      gate.phase_done(driver.result().steps.size() + 1, 0,
-                      [&everyone_drained](const Status&) { everyone_drained = true; });
-    }
-    if (arrived) gate.poll();
-  }
-  // A barrier still pending is driven to its end before the coordinator
-  // gathers the outcomes (bounded by the barrier's own deadline).
-  while (gate.waiting()) {
-    if (!gate.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return events;
-}
-
 // What this rank knows of the run, for the others: its Recvs, counters and
 // problems, and with tracing its events and clock.
 RankOutcome this_rank_outcome(const VerbsRunOptions& options, const WorkloadDriver& driver,
@@ -624,8 +592,14 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   // A rank that stopped on its own (not at a failed barrier, which broke the
   // coordinator already) tells the others at once.
   if (driver.stopped()) coordinator.abort(driver.stop_reason());
+  // A rank that did not finish drains nothing; it only drives a pending
+  // barrier to its end.
+  const WallClock::time_point drain_until =
+      WallClock::now() + (driver.finished() ? options.phase_timeout : WallClock::duration{0});
   const uint64_t events =
-      loop.events() + drain_last_work(driver, rendezvous, env, gate, options.phase_timeout);
+      loop.events() + drain_last_work([&env] { return env.poll(); },
+                                      [&rendezvous] { return rendezvous.outstanding_work(); },
+                                      gate, driver.result().steps.size() + 1, drain_until);
 
   RankOutcome mine = this_rank_outcome(options, driver, step_wire_bytes, rendezvous, env,
                                        recording, progress_track, left_setup_barrier_ns);
