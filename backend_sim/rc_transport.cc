@@ -128,15 +128,14 @@ RcTransport::RcTransport(SimContext& context, std::vector<SimMemorySpace*> memor
 
 RcTransport::QueuePair& RcTransport::find_or_make_pair(uint32_t rank, uint32_t peer) {
   LastPair& last = last_pair_[rank];
-  // Node-based: references stay valid as other pairs are created (and no
-  // pair is ever erased), so the cached pointer does too.
-  last = {peer, &qps_[rank].try_emplace(peer).first->second};
+  // References stay valid as other pairs are created (and no pair is ever
+  // erased), so the cached pointer does too.
+  last = {peer, &qps_[rank].find_or_make(peer)};
   return *last.pair;
 }
 
 const RcTransport::QueuePair* RcTransport::find_qp(uint32_t rank, uint32_t peer) const {
-  const auto it = qps_[rank].find(peer);
-  return it == qps_[rank].end() ? nullptr : &it->second;
+  return qps_[rank].find(peer);
 }
 
 QpState RcTransport::state(uint32_t rank, uint32_t peer) const {

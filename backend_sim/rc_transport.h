@@ -18,6 +18,7 @@
 
 #include "backend_sim/fair_share_ports.h"
 #include "backend_sim/memory_registry.h"
+#include "backend_sim/peer_table.h"
 #include "backend_sim/posted_requests.h"
 #include "backend_sim/sim_context.h"
 #include "backend_sim/sim_memory.h"
@@ -137,7 +138,7 @@ class RcTransport {
   FairSharePorts ports_;
   // [rank] -> peer -> its end of the pair, made on first use: memory grows
   // with the pairs that talk, not with nodes squared.
-  std::vector<std::unordered_map<uint32_t, QueuePair>> qps_;
+  std::vector<PeerTable<QueuePair>> qps_;
   // [rank] -> the pair pair_of found last: a rank's events come in runs on
   // one queue pair (post, wire, completion), and a hit skips the hash map.
   std::vector<LastPair> last_pair_;
