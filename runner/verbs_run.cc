@@ -368,6 +368,21 @@ class ProgressLoop {
   WallClock::time_point next_peer_watch_{};
 };
 
+// The end of the run (runner/last_work_drain.h), at most `timeout` long: a
+// rank that did not finish drains nothing and only drives a pending barrier
+// to its end. The events handled meanwhile.
+uint64_t drain_rank(const WorkloadDriver& driver, const Rendezvous& rendezvous,
+                    verbs::VerbsRankEnv& env, launch::CoordinatorPhaseGate& gate,
+                    std::chrono::milliseconds timeout) {
+  const WallClock::time_point until =
+      WallClock::now() + (driver.finished() ? timeout : std::chrono::milliseconds(0));
+  // One more barrier, after the workload's last phase: "this rank is drained".
+  const uint64_t drain_step_id = driver.result().steps.size() + 1;
+  return drain_last_work([&env] { return env.poll(); },
+                         [&rendezvous] { return rendezvous.outstanding_work(); }, gate,
+                         drain_step_id, until);
+}
+
 // What this rank knows of the run, for the others: its Recvs, counters and
 // problems, and with tracing its events and clock.
 RankOutcome this_rank_outcome(const VerbsRunOptions& options, const WorkloadDriver& driver,
@@ -592,14 +607,8 @@ Result<VerbsRunReport> run_verbs_rank(const Scenario& scenario_in, const VerbsRu
   // A rank that stopped on its own (not at a failed barrier, which broke the
   // coordinator already) tells the others at once.
   if (driver.stopped()) coordinator.abort(driver.stop_reason());
-  // A rank that did not finish drains nothing; it only drives a pending
-  // barrier to its end.
-  const WallClock::time_point drain_until =
-      WallClock::now() + (driver.finished() ? options.phase_timeout : WallClock::duration{0});
   const uint64_t events =
-      loop.events() + drain_last_work([&env] { return env.poll(); },
-                                      [&rendezvous] { return rendezvous.outstanding_work(); },
-                                      gate, driver.result().steps.size() + 1, drain_until);
+      loop.events() + drain_rank(driver, rendezvous, env, gate, options.phase_timeout);
 
   RankOutcome mine = this_rank_outcome(options, driver, step_wire_bytes, rendezvous, env,
                                        recording, progress_track, left_setup_barrier_ns);
