@@ -140,7 +140,7 @@ class RcTransport {
   // with the pairs that talk, not with nodes squared.
   std::vector<PeerTable<QueuePair>> qps_;
   // [rank] -> the pair pair_of found last: a rank's events come in runs on
-  // one queue pair (post, wire, completion), and a hit skips the hash map.
+  // one queue pair (post, wire, completion), and a hit skips the table.
   std::vector<LastPair> last_pair_;
   std::vector<CompletionHandler> handlers_;
   uint64_t next_seq_ = 1;

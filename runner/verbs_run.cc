@@ -368,9 +368,10 @@ class ProgressLoop {
   WallClock::time_point next_peer_watch_{};
 };
 
-// The end of the run (runner/last_work_drain.h), at most `timeout` long: a
-// rank that did not finish drains nothing and only drives a pending barrier
-// to its end. The events handled meanwhile.
+// The end of the run (runner/last_work_drain.h): polling for at most
+// `timeout`, then a barrier still pending driven to its end (within its own
+// deadline). A rank that did not finish polls nothing. The events handled
+// meanwhile.
 uint64_t drain_rank(const WorkloadDriver& driver, const Rendezvous& rendezvous,
                     verbs::VerbsRankEnv& env, launch::CoordinatorPhaseGate& gate,
                     std::chrono::milliseconds timeout) {

@@ -28,12 +28,13 @@ struct ScriptedGate {
     if (agreed_ == nullptr || !peer_arrived) return false;
     auto agreed = std::move(agreed_);
     agreed_ = nullptr;
-    agreed(Status::ok());
+    agreed(fails ? Status(StatusCode::kPeerGone, "rank 1 left") : Status::ok());
     return true;
   }
   bool waiting() const { return agreed_ != nullptr; }
 
-  bool peer_arrived = false;
+  bool peer_arrived = false;  // the barrier's answer is in
+  bool fails = false;         // ... and it is an error
   uint64_t step_id_seen = 0;
 
  private:
@@ -124,7 +125,36 @@ TEST(LastWorkDrain, AFailedNicEndsTheDrainAndAPendingBarrierIsStillDrivenToItsEn
   EXPECT_FALSE(gate.waiting());
 }
 
-TEST(LastWorkDrain, ARankThatDidNotFinishPollsNothing) {
+TEST(LastWorkDrain, WorkTakenOnAfterArrivingThatNeverCompletesStopsAtTheDeadline) {
+  ScriptedGate gate;
+  ScriptedNic nic;
+  nic.gate = &gate;
+  nic.peer_message_at_poll = 2;  // the ACK is posted; its completion never comes
+  const Clock::time_point began = Clock::now();
+  drain(nic, gate, std::chrono::milliseconds(20));
+  EXPECT_GE(Clock::now() - began, std::chrono::milliseconds(20));
+  EXPECT_EQ(gate.step_id_seen, 6u);
+  EXPECT_EQ(nic.work, 1u);
+  EXPECT_FALSE(gate.waiting());
+}
+
+TEST(LastWorkDrain, AFailedBarrierEndsTheDrainAtOnceWhateverWorkIsLeft) {
+  ScriptedGate gate;
+  gate.fails = true;
+  ScriptedNic nic;
+  nic.gate = &gate;
+  nic.peer_message_at_poll = 2;  // work taken on, and the barrier fails
+  const Clock::time_point began = Clock::now();
+  drain(nic, gate, std::chrono::seconds(30));
+  EXPECT_LT(Clock::now() - began, std::chrono::seconds(10)) << "waited for the deadline";
+  EXPECT_EQ(nic.polls, 2);
+  EXPECT_EQ(nic.work, 1u);
+  EXPECT_FALSE(gate.waiting());
+}
+
+// drain_rank (runner/verbs_run.cc) gives a rank that did not finish a
+// deadline of now: it polls nothing.
+TEST(LastWorkDrain, ADeadlineOfNowPollsNothing) {
   ScriptedGate gate;
   ScriptedNic nic;
   nic.gate = &gate;
