@@ -189,7 +189,10 @@ Status RcTransport::post_recv_list(uint32_t rank, uint32_t peer,
     return {StatusCode::kQpError, "post_recv: queue pair to rank " + std::to_string(peer) +
                                       " is in the error state"};
   }
-  for (const RecvWorkRequest& wr : wrs) qp.recvs.push_back(wr);
+  for (const RecvWorkRequest& wr : wrs) {
+    qp.recvs.push_back(wr);
+    memories_[rank]->receive_posted(wr.local.addr, wr.local.length);
+  }
   // A sender may be waiting (receiver-not-ready) for exactly these receives.
   if (!wrs.empty() && !qp.arrivals.empty() && !qp.rnr_waiting) process_arrivals(rank, peer);
   return {};

@@ -526,6 +526,17 @@ std::span<const std::byte> SimMemorySpace::block_content(const Allocation& a, ui
   return block.empty() ? block : block.first(length);
 }
 
+void SimMemorySpace::receive_posted(uint64_t addr, uint64_t length) {
+  if (context_.options.payload || length == 0) return;  // payload mode is dense throughout
+  Allocation* a = containing(addr, length);
+  if (a == nullptr || a->sparse.empty()) return;
+  // A held read of these bytes (the NIC sending from a buffer also posted
+  // as a receive) keeps the bytes it read.
+  preserve_held(addr, length);
+  mark_written(*a, addr - a->buffer.addr, length);
+  a->sparse.forget(addr - a->buffer.addr, length);
+}
+
 void SimMemorySpace::join_if_sparse(uint64_t addr_a, uint64_t addr_b, uint64_t length) {
   if (context_.options.payload || length == 0) return;  // payload mode is dense throughout
   const uint64_t lo = std::min(addr_a, addr_b);

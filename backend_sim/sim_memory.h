@@ -97,6 +97,13 @@ class SimMemorySpace final : public MemorySpace {
   // contiguous, so that taking the second span cannot move the first one's
   // blocks (sparse_bytes.h). No use of memory is reported: the spans are.
   void join_if_sparse(uint64_t addr_a, uint64_t addr_b, uint64_t length);
+  // A receive was posted on [addr, addr+length): until it completes its bytes
+  // are the NIC's, and a program reading them races the NIC (verbs leaves
+  // them undefined). Timing-only mode's sparse allocations forget them (they
+  // read as zero), so that a control ring cycling through its slots keeps
+  // storage only for the messages in it. Elsewhere (payload mode, dense
+  // allocations) nothing changes. No use of memory is reported: the post is.
+  void receive_posted(uint64_t addr, uint64_t length);
   // find() and bytes_at() for reading, in one search of the allocations: what
   // the NIC does for every request it reads from memory.
   struct ReadView {

@@ -20,7 +20,16 @@ bool SparseBytes::contiguous(uint64_t first, uint64_t last) const {
 }
 
 std::byte* SparseBytes::take_run(uint64_t blocks) {
+  TW_ASSERT_HOT(blocks > 0);
   const uint64_t bytes = blocks * kBlockBytes;
+  for (uint64_t n = blocks; n < free_runs_.size(); ++n) {
+    if (free_runs_[n].empty()) continue;
+    std::byte* run = free_runs_[n].back();
+    free_runs_[n].pop_back();
+    free_bytes_ -= n * kBlockBytes;
+    if (n > blocks) give_back(run + bytes, n - blocks);  // the rest stays free
+    return run;
+  }
   if (spare_bytes_ < bytes) {
     // Uninitialized: a chunk's pages are touched only as runs are carved
     // from it, each run zeroed or copied into as it is taken.
@@ -55,6 +64,70 @@ std::span<std::byte> SparseBytes::span(uint64_t offset, uint64_t length) {
     TW_ASSERT(contiguous(first, last));
   }
   return {block_at_[first] + offset % kBlockBytes, length};
+}
+
+void SparseBytes::give_back(std::byte* run, uint64_t blocks) {
+  if (free_runs_.empty()) free_runs_.resize(kMaxFreeRunBlocks + 1);
+  while (blocks > 0) {
+    const uint64_t n = std::min(blocks, kMaxFreeRunBlocks);
+    free_runs_[n].push_back(run);
+    free_bytes_ += n * kBlockBytes;
+    run += n * kBlockBytes;
+    blocks -= n;
+  }
+}
+
+namespace {
+
+// Eight bytes at a time: every receive posted on a ring slot checks the
+// slot's edge blocks (a byte at a time was a quarter of a post's cost).
+bool all_zero(const std::byte* from, const std::byte* to) {
+  uint64_t any = 0;
+  for (; from + 8 <= to; from += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, from, 8);
+    any |= word;
+  }
+  for (; from < to; ++from) any |= static_cast<uint64_t>(*from);
+  return any == 0;
+}
+
+}  // namespace
+
+bool SparseBytes::zero_outside(uint64_t index, uint64_t lo, uint64_t hi) const {
+  const std::byte* at = block_at_[index];
+  return all_zero(at, at + lo) && all_zero(at + hi, at + kBlockBytes);
+}
+
+void SparseBytes::forget(uint64_t offset, uint64_t length) {
+  TW_ASSERT_MSG(offset <= size_ && length <= size_ - offset, "a range inside the bytes");
+  if (length == 0) return;
+  const uint64_t first = offset / kBlockBytes;
+  const uint64_t last = (offset + length - 1) / kBlockBytes;
+  // Blocks released one after another whose storage is consecutive go back
+  // as one run, so that a later span of as many blocks can take it.
+  std::byte* run = nullptr;
+  uint64_t run_blocks = 0;
+  for (uint64_t b = first; b <= last; ++b) {
+    std::byte* at = block_at_[b];
+    if (at == nullptr) continue;
+    const uint64_t start = b * kBlockBytes;
+    const uint64_t lo = std::max(offset, start) - start;
+    const uint64_t hi = std::min(offset + length, start + kBlockBytes) - start;
+    if ((lo > 0 || hi < kBlockBytes) && !zero_outside(b, lo, hi)) {
+      std::memset(at + lo, 0, hi - lo);  // it keeps the bytes outside the range
+      continue;
+    }
+    block_at_[b] = nullptr;
+    if (run != nullptr && at == run + run_blocks * kBlockBytes) {
+      ++run_blocks;
+      continue;
+    }
+    if (run != nullptr) give_back(run, run_blocks);
+    run = at;
+    run_blocks = 1;
+  }
+  if (run != nullptr) give_back(run, run_blocks);
 }
 
 std::span<const std::byte> SparseBytes::block(uint64_t index) const {

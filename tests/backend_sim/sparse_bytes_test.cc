@@ -79,6 +79,60 @@ TEST(SparseBytes, AControlRingBacksTheBlocksItsMessagesCover) {
   EXPECT_LT(ring.backed_bytes() * 4, ring.size()) << "a fraction of the dense ring";
 }
 
+// A forgotten range reads as zero; blocks it covers whole, or whose other
+// bytes are zero, go back to the store and are taken again by later spans;
+// a block still holding other bytes keeps them.
+TEST(SparseBytes, AForgottenRangeReadsZeroAndItsBlocksAreTakenAgain) {
+  SparseBytes s(10 * kBlock);
+  std::span<std::byte> two = s.span(kBlock - 10, 20);  // blocks 0 and 1
+  std::fill(two.begin(), two.end(), std::byte{0x22});
+  std::span<std::byte> other = s.span(2 * kBlock + 10, 5);  // block 2
+  std::fill(other.begin(), other.end(), std::byte{0x44});
+  const uint64_t backed = s.backed_bytes();
+  EXPECT_EQ(backed, 3 * kBlock);
+  // [kBlock - 10, 2 * kBlock + 12): blocks 0 and 1 hold nothing else and go
+  // back as one run; block 2 holds bytes past the range and stays.
+  s.forget(kBlock - 10, kBlock + 22);
+  EXPECT_TRUE(s.block(0).empty());
+  EXPECT_TRUE(s.block(1).empty());
+  ASSERT_FALSE(s.block(2).empty());
+  EXPECT_TRUE(all_zero(s.block(2).first(12)));
+  EXPECT_EQ(s.block(2)[12], std::byte{0x44}) << "bytes outside the range are kept";
+  EXPECT_TRUE(all_zero(s.block(2).subspan(15)));
+  EXPECT_EQ(s.free_bytes(), 2 * kBlock);
+  // A span of two blocks elsewhere takes the free run: nothing new backed.
+  std::span<std::byte> again = s.span(5 * kBlock + 100, kBlock);
+  EXPECT_TRUE(all_zero(again));
+  EXPECT_EQ(s.backed_bytes(), backed);
+  EXPECT_EQ(s.free_bytes(), 0u);
+  // A span of one block splits a longer free run.
+  s.forget(5 * kBlock, 2 * kBlock);
+  EXPECT_EQ(s.free_bytes(), 2 * kBlock);
+  EXPECT_TRUE(all_zero(s.span(9 * kBlock, 1)));
+  EXPECT_EQ(s.free_bytes(), kBlock);
+  EXPECT_EQ(s.backed_bytes(), backed);
+}
+
+// A control ring whose slots are handed back to the NIC as the protocol
+// reposts them (forget, as SimMemorySpace::receive_posted does): cycling
+// through its slots many times keeps storage for the few messages in it.
+TEST(SparseBytes, ARingWhoseSlotsAreForgottenKeepsStorageForTheMessagesInIt) {
+  constexpr uint64_t kSlot = 1344;
+  constexpr uint64_t kSlots = 128;
+  SparseBytes ring(kSlot * kSlots);
+  for (uint64_t n = 0; n < 20 * kSlots; ++n) {
+    const uint64_t slot = n % kSlots;
+    const uint64_t length = 60 + (n * 37) % 400;  // some messages cross a block boundary
+    std::span<std::byte> message = ring.span(slot * kSlot, length);
+    std::fill(message.begin(), message.end(), std::byte(1 + n % 255));
+    ASSERT_TRUE(std::all_of(message.begin(), message.end(),
+                            [&](std::byte b) { return b == std::byte(1 + n % 255); }));
+    ring.forget(slot * kSlot, kSlot);  // decoded, reposted
+  }
+  EXPECT_LE(ring.backed_bytes(), 16 * kBlock) << "not a block per slot ever used";
+  EXPECT_TRUE(all_zero(ring.span(0, ring.size())));
+}
+
 // Random writes and reads, spans taken in any order over any ranges, against
 // a dense buffer: every read sees what the dense buffer holds.
 RC_GTEST_PROP(SparseBytes, ReadsAsADenseBufferWhateverTheOrderOfSpans, ()) {
@@ -89,6 +143,11 @@ RC_GTEST_PROP(SparseBytes, ReadsAsADenseBufferWhateverTheOrderOfSpans, ()) {
   for (int op = 0; op < ops; ++op) {
     const uint64_t offset = *rc::gen::inRange<uint64_t>(0, size);
     const uint64_t length = *rc::gen::inRange<uint64_t>(0, size - offset + 1);
+    if (*rc::gen::inRange(0, 4) == 0) {  // a receive posted there: it reads zero
+      sparse.forget(offset, length);
+      std::fill_n(dense.begin() + static_cast<long>(offset), length, std::byte{0});
+      continue;
+    }
     std::span<std::byte> span = sparse.span(offset, length);
     RC_ASSERT(span.size() == length);
     RC_ASSERT(std::equal(span.begin(), span.end(), dense.begin() + static_cast<long>(offset)));
@@ -137,6 +196,35 @@ TEST(SimMemory, TimingOnlyRingsAreBackedWhereMessagesLand) {
   EXPECT_TRUE(all_zero(m.bytes_at(ring.addr + 5 * kSlot + 500, 200)))
       << "bytes no message covered read zero";
   EXPECT_EQ(m.payload_bytes_held(), ring.length) << "the allocation holds its bytes, as dense";
+}
+
+// A receive posted on a timing-only ring's slot hands its bytes to the NIC:
+// they read as zero until a message lands, and the neighbouring slots keep
+// theirs. Payload mode keeps every byte.
+TEST(SimMemory, AReceivePostedOnATimingOnlyRingSlotForgetsItsBytes) {
+  for (const bool payload : {false, true}) {
+    SimOptions options;
+    options.payload = payload;
+    SimFixture f(Cluster{}, options);
+    auto& m = dynamic_cast<SimMemorySpace&>(f.env(0).memory);
+    constexpr uint64_t kSlot = 1344;
+    const Buffer ring = *m.allocate(MemoryKind::kHostPinned, 0, 128 * kSlot);
+    for (uint64_t slot = 0; slot < 3; ++slot) {
+      std::span<std::byte> landed = m.bytes_at(ring.addr + slot * kSlot, 300, /*for_write=*/true);
+      std::fill(landed.begin(), landed.end(), std::byte(slot + 1));
+    }
+    m.receive_posted(ring.addr + kSlot, kSlot);
+    std::vector<std::byte> out(300);
+    ASSERT_TRUE(m.read_bytes(ring, kSlot, out).is_ok());
+    const std::byte want = payload ? std::byte{2} : std::byte{0};
+    EXPECT_TRUE(std::all_of(out.begin(), out.end(), [&](std::byte b) { return b == want; }))
+        << (payload ? "payload mode keeps the bytes" : "timing-only: the NIC's now, zero");
+    for (uint64_t slot : {0u, 2u}) {
+      ASSERT_TRUE(m.read_bytes(ring, slot * kSlot, out).is_ok());
+      EXPECT_TRUE(std::all_of(out.begin(), out.end(), [&](std::byte b) { return b == std::byte(slot + 1); }))
+          << "slot " << slot << " keeps its message";
+    }
+  }
 }
 
 }  // namespace
