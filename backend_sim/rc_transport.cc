@@ -189,9 +189,13 @@ Status RcTransport::post_recv_list(uint32_t rank, uint32_t peer,
     return {StatusCode::kQpError, "post_recv: queue pair to rank " + std::to_string(peer) +
                                       " is in the error state"};
   }
+  // Timing-only mode hands a posted receive's bytes to the NIC (payload mode
+  // keeps them, as hardware does: the check is here so that a model
+  // checker's executions, in payload mode, make no call per receive).
+  const bool forget_bytes = !context_.options.payload;
   for (const RecvWorkRequest& wr : wrs) {
     qp.recvs.push_back(wr);
-    memories_[rank]->receive_posted(wr.local.addr, wr.local.length);
+    if (forget_bytes) memories_[rank]->receive_posted(wr.local.addr, wr.local.length);
   }
   // A sender may be waiting (receiver-not-ready) for exactly these receives.
   if (!wrs.empty() && !qp.arrivals.empty() && !qp.rnr_waiting) process_arrivals(rank, peer);

@@ -544,7 +544,7 @@ class WorkloadDriver::Impl {
     }
   }
 
-  Workload workload_;
+  const Workload& workload_;  // the caller's, outliving the driver
   uint64_t seed_;
   std::vector<RankEnv> envs_;
   std::vector<Rendezvous*> rdv_;

@@ -55,9 +55,14 @@ struct WorkloadResult {
 
 class WorkloadDriver {
  public:
-  // `envs[r]` and `rendezvous[r]` for every rank r; neither is owned.
+  // `envs[r]` and `rendezvous[r]` for every rank r; neither is owned, nor is
+  // `workload`, which must outlive the driver: it is read, never copied (a
+  // 1024-node parameter server's workload is tens of megabytes, and a model
+  // checker builds a driver for every execution).
   WorkloadDriver(const Workload& workload, uint64_t seed, std::vector<RankEnv> envs,
                  std::vector<Rendezvous*> rendezvous);
+  WorkloadDriver(Workload&& workload, uint64_t seed, std::vector<RankEnv> envs,
+                 std::vector<Rendezvous*> rendezvous) = delete;  // it would dangle
   // Plays only rank `local`'s part of a `world`-rank workload (one process per
   // rank): its Sends and its Recvs, each checked as above. Every transfer of
   // a phase still gets a TransferResult (same indices on every rank), but only
@@ -66,6 +71,8 @@ class WorkloadDriver {
   // still run. None of env, rendezvous or gate is owned.
   WorkloadDriver(const Workload& workload, uint64_t seed, RankId local, uint32_t world,
                  RankEnv env, Rendezvous* rendezvous, PhaseGate& gate);
+  WorkloadDriver(Workload&& workload, uint64_t seed, RankId local, uint32_t world, RankEnv env,
+                 Rendezvous* rendezvous, PhaseGate& gate) = delete;  // it would dangle
   ~WorkloadDriver();
   WorkloadDriver(const WorkloadDriver&) = delete;
   WorkloadDriver& operator=(const WorkloadDriver&) = delete;
