@@ -38,9 +38,9 @@ SimMemorySpace::~SimMemorySpace() {
 }
 
 void SimMemorySpace::give_back_bytes(Allocation& a) {
-  ZeroedBytesPool::local().give_back(std::move(a.bytes), a.dirty);
-  a.bytes.clear();
-  a.sparse = SparseBytes();
+  if (a.held == nullptr) return;
+  ZeroedBytesPool::local().give_back(std::move(a.held->bytes), a.held->dirty);
+  a.held.reset();
 }
 
 Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64_t bytes) {
@@ -85,12 +85,13 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   }
   context_.events.use(SharedObject::memory(rank_, buffer.addr, size));
   check_overlap(buffer);
-  Allocation a{buffer, {}, {}, 0, {}, {}, {}, {}};
+  Allocation a{buffer, nullptr};
   if (context_.options.payload) {
-    a.bytes = ZeroedBytesPool::local().take(bytes);
+    a.held = std::make_unique<HeldBytesOf>();
+    a.held->bytes = ZeroedBytesPool::local().take(bytes);
     if (reused != 0) {
-      std::fill(a.bytes.begin(), a.bytes.end(), kPoison);
-      a.dirty.add(0, bytes);
+      std::fill(a.held->bytes.begin(), a.held->bytes.end(), kPoison);
+      a.held->dirty.add(0, bytes);
     }
     add_payload_bytes(bytes);
     TW_ASSERT(payload_bytes_ <= context_.options.payload_limit_bytes_per_rank);
@@ -363,11 +364,12 @@ bool SimMemorySpace::materialize(Allocation& a) {
   if (a.has_bytes()) return true;
   if (a.buffer.length > kTimingOnlyBytesMax) return false;
   // An allocation holds all of its bytes or none (payload mode: all, from the start).
-  TW_ASSERT(a.bytes.empty() && a.sparse.empty() && !context_.options.payload);
+  TW_ASSERT(a.held == nullptr && !context_.options.payload);
+  a.held = std::make_unique<HeldBytesOf>();
   if (a.buffer.length >= kSparseMinBytes) {
-    a.sparse = SparseBytes(a.buffer.length);
+    a.held->sparse = SparseBytes(a.buffer.length);
   } else {
-    a.bytes = ZeroedBytesPool::local().take(a.buffer.length);
+    a.held->bytes = ZeroedBytesPool::local().take(a.buffer.length);
   }
   add_payload_bytes(a.buffer.length);
   // The bytes changed (there are some now) but are all zero: nothing for the
@@ -381,21 +383,23 @@ bool SimMemorySpace::materialize(Allocation& a) {
 }
 
 void SimMemorySpace::track_written(const Allocation& a, uint64_t offset, uint64_t length) {
+  if (a.held == nullptr) return;  // no bytes, no blocks
+  HeldBytesOf& h = *a.held;
   const uint64_t held = a.bytes_held();
   const size_t blocks = (held + kDigestBlockBytes - 1) / kDigestBlockBytes;
-  if (a.block_terms.size() != blocks) {  // bytes appeared, all zero: every term is 0
-    a.content_sum = 0;
-    a.block_terms.assign(blocks, 0);
-    a.block_stale.assign(blocks, 0);
-    a.stale_blocks.clear();
+  if (h.block_terms.size() != blocks) {  // bytes appeared, all zero: every term is 0
+    h.content_sum = 0;
+    h.block_terms.assign(blocks, 0);
+    h.block_stale.assign(blocks, 0);
+    h.stale_blocks.clear();
   }
   if (length == 0 || offset >= held) return;
   const uint64_t last = std::min<uint64_t>(offset + length, held) - 1;
   TW_ASSERT(last / kDigestBlockBytes < blocks);
   for (uint64_t b = offset / kDigestBlockBytes; b <= last / kDigestBlockBytes; ++b) {
-    if (a.block_stale[b] != 0) continue;
-    a.block_stale[b] = 1;
-    a.stale_blocks.push_back(static_cast<uint32_t>(b));
+    if (h.block_stale[b] != 0) continue;
+    h.block_stale[b] = 1;
+    h.stale_blocks.push_back(static_cast<uint32_t>(b));
   }
 }
 
@@ -521,20 +525,23 @@ std::span<const std::byte> SimMemorySpace::block_content(const Allocation& a, ui
   static_assert(kDigestBlockBytes == SparseBytes::kBlockBytes, "one block, one digest term");
   const uint64_t offset = uint64_t{b} * kDigestBlockBytes;
   const uint64_t length = std::min<uint64_t>(kDigestBlockBytes, a.bytes_held() - offset);
-  if (a.sparse.empty()) return {a.bytes.data() + offset, length};
-  const std::span<const std::byte> block = a.sparse.block(b);
+  TW_ASSERT(a.held != nullptr);
+  const SparseBytes* sparse = a.sparse();
+  if (sparse == nullptr) return {a.held->bytes.data() + offset, length};
+  const std::span<const std::byte> block = sparse->block(b);
   return block.empty() ? block : block.first(length);
 }
 
 void SimMemorySpace::receive_posted(uint64_t addr, uint64_t length) {
   if (context_.options.payload || length == 0) return;  // payload mode is dense throughout
   Allocation* a = containing(addr, length);
-  if (a == nullptr || a->sparse.empty()) return;
+  SparseBytes* sparse = a == nullptr ? nullptr : a->sparse();
+  if (sparse == nullptr) return;
   // A held read of these bytes (the NIC sending from a buffer also posted
   // as a receive) keeps the bytes it read.
   preserve_held(addr, length);
   mark_written(*a, addr - a->buffer.addr, length);
-  a->sparse.forget(addr - a->buffer.addr, length);
+  sparse->forget(addr - a->buffer.addr, length);
 }
 
 void SimMemorySpace::join_if_sparse(uint64_t addr_a, uint64_t addr_b, uint64_t length) {
@@ -542,8 +549,9 @@ void SimMemorySpace::join_if_sparse(uint64_t addr_a, uint64_t addr_b, uint64_t l
   const uint64_t lo = std::min(addr_a, addr_b);
   const uint64_t hi = std::max(addr_a, addr_b) + length;
   const Allocation* a = containing(lo, hi - lo);
-  if (a == nullptr || a->sparse.empty()) return;
-  a->sparse.span(lo - a->buffer.addr, hi - lo);
+  SparseBytes* sparse = a == nullptr ? nullptr : a->sparse();
+  if (sparse == nullptr) return;
+  sparse->span(lo - a->buffer.addr, hi - lo);
 }
 
 namespace {
@@ -575,7 +583,12 @@ void SimMemorySpace::digest_afresh(StateDigest& d) const {
   for (const auto& [addr, a] : allocations_) {
     d.add(addr).add(a.buffer.length).add(a.bytes_held());
     track_written(a, 0, 0);  // sizes the block tables
-    for (uint32_t b : a.stale_blocks) {
+    if (a.held == nullptr) {  // no bytes: no blocks, a sum of none
+      d.add(uint64_t{0});
+      continue;
+    }
+    HeldBytesOf& h = *a.held;
+    for (uint32_t b : h.stale_blocks) {
       const std::span<const std::byte> content = block_content(a, b);
       uint64_t term = 0;  // an all-zero block, as allocated
       if (!all_zero(content)) {
@@ -583,12 +596,12 @@ void SimMemorySpace::digest_afresh(StateDigest& d) const {
         block.add(b).add(std::string_view(reinterpret_cast<const char*>(content.data()), content.size()));
         term = block.value();
       }
-      a.content_sum += term - a.block_terms[b];
-      a.block_terms[b] = term;
-      a.block_stale[b] = 0;
+      h.content_sum += term - h.block_terms[b];
+      h.block_terms[b] = term;
+      h.block_stale[b] = 0;
     }
-    a.stale_blocks.clear();
-    d.add(a.content_sum);
+    h.stale_blocks.clear();
+    d.add(h.content_sum);
   }
   for (uint64_t next : next_addr_) d.add(next);
   for (const auto& freed : freed_) {

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -155,33 +156,47 @@ class SimMemorySpace final : public MemorySpace {
   // every choice point dfs expands, and most events write a few bytes of one
   // buffer (a control message into its ring slot).
   static constexpr uint64_t kDigestBlockBytes = 256;
-  struct Allocation {
-    Buffer buffer;
-    ZeroedBytes bytes;  // empty in timing-only mode until materialized
+  // An allocation's bytes and what is kept about them. Apart from the
+  // allocation, and made only when it has bytes: in timing-only mode most
+  // allocations never do (a 1024-node parameter server has about 260,000,
+  // tensors and pooled buffers), and these fields are most of a record.
+  struct HeldBytesOf {
+    ZeroedBytes bytes;  // dense bytes (payload mode; small timing-only allocations)
     // Timing-only mode's large allocations (kSparseMinBytes or more: control
-    // rings, message buffers), once materialized, instead of `bytes`:
-    // backed where used (sparse_bytes.h). Mutable: a lookup may back blocks.
-    mutable SparseBytes sparse;
-    mutable uint64_t content_sum = 0;                // sum of block_terms
-    mutable std::vector<uint64_t> block_terms;       // per block: its index and content, hashed (0: all zero)
-    mutable std::vector<uint8_t> block_stale;        // per block
-    mutable std::vector<uint32_t> stale_blocks;      // the blocks with block_stale set
+    // rings, message buffers) instead of `bytes`: backed where used
+    // (sparse_bytes.h).
+    SparseBytes sparse;
+    uint64_t content_sum = 0;                // sum of block_terms
+    std::vector<uint64_t> block_terms;       // per block: its index and content, hashed (0: all zero)
+    std::vector<uint8_t> block_stale;        // per block
+    std::vector<uint32_t> stale_blocks;      // the blocks with block_stale set
     // The bytes that may not be zero: what has to be zeroed again before
     // the pool hands the vector out.
-    mutable DirtyRanges dirty;
+    DirtyRanges dirty;
+  };
+  struct Allocation {
+    Buffer buffer;
+    // Null while it holds no bytes (timing-only mode, until materialized).
+    // Mutable: a lookup may back sparse blocks, a digest updates the tables.
+    mutable std::unique_ptr<HeldBytesOf> held;
 
-    // Whether the allocation holds its bytes (dense or sparse).
-    bool has_bytes() const {
-      return bytes.size() == buffer.length || !sparse.empty();  // sparse: sized to the buffer
-    }
+    // Whether the allocation holds its bytes (dense or sparse); one of no
+    // bytes holds them all.
+    bool has_bytes() const { return held != nullptr || buffer.length == 0; }
     uint64_t bytes_held() const { return has_bytes() ? buffer.length : 0; }
     // Bytes [offset, offset + length) of an allocation that has them: a
     // caller keeps the span only until its next lookup of this allocation
     // (a sparse one may move blocks to make a later span contiguous).
     std::span<std::byte> at(uint64_t offset, uint64_t length) const {
-      if (!sparse.empty()) return sparse.span(offset, length);
+      TW_ASSERT_HOT_MSG(has_bytes(), "only an allocation holding bytes is read or written");
+      if (held == nullptr) return {};  // no bytes to hold
+      if (!held->sparse.empty()) return held->sparse.span(offset, length);
       // The allocation's bytes are this memory's to hand out.
-      return {const_cast<std::byte*>(bytes.data()) + offset, length};
+      return {const_cast<std::byte*>(held->bytes.data()) + offset, length};
+    }
+    // Its sparse bytes, or null (dense, or no bytes).
+    SparseBytes* sparse() const {
+      return held != nullptr && !held->sparse.empty() ? &held->sparse : nullptr;
     }
   };
   // Bytes [offset, offset + length) of `a` may change: they may no longer be
@@ -190,7 +205,8 @@ class SimMemorySpace final : public MemorySpace {
   void mark_written(const Allocation& a, uint64_t offset, uint64_t length) const {
     if (length == 0) return;
     digest_.invalidate();
-    a.dirty.add(offset, offset + length);
+    TW_ASSERT_HOT_MSG(a.held != nullptr, "only an allocation holding bytes is written");
+    a.held->dirty.add(offset, offset + length);
     if (context_.events.digesting() && context_.options.state_digests) track_written(a, offset, length);
   }
   // `a`'s bytes, zeroed where written, go back to the thread's pool.
