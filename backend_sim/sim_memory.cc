@@ -87,7 +87,7 @@ Result<Buffer> SimMemorySpace::allocate(MemoryKind kind, uint32_t device, uint64
   check_overlap(buffer);
   Allocation a{buffer, nullptr};
   if (context_.options.payload) {
-    a.held = std::make_unique<HeldBytesOf>();
+    a.held = std::make_unique<AllocationBytes>();
     a.held->bytes = ZeroedBytesPool::local().take(bytes);
     if (reused != 0) {
       std::fill(a.held->bytes.begin(), a.held->bytes.end(), kPoison);
@@ -365,7 +365,7 @@ bool SimMemorySpace::materialize(Allocation& a) {
   if (a.buffer.length > kTimingOnlyBytesMax) return false;
   // An allocation holds all of its bytes or none (payload mode: all, from the start).
   TW_ASSERT(a.held == nullptr && !context_.options.payload);
-  a.held = std::make_unique<HeldBytesOf>();
+  a.held = std::make_unique<AllocationBytes>();
   if (a.buffer.length >= kSparseMinBytes) {
     a.held->sparse = SparseBytes(a.buffer.length);
   } else {
@@ -384,7 +384,7 @@ bool SimMemorySpace::materialize(Allocation& a) {
 
 void SimMemorySpace::track_written(const Allocation& a, uint64_t offset, uint64_t length) {
   if (a.held == nullptr) return;  // no bytes, no blocks
-  HeldBytesOf& h = *a.held;
+  AllocationBytes& h = *a.held;
   const uint64_t held = a.bytes_held();
   const size_t blocks = (held + kDigestBlockBytes - 1) / kDigestBlockBytes;
   if (h.block_terms.size() != blocks) {  // bytes appeared, all zero: every term is 0
@@ -587,7 +587,7 @@ void SimMemorySpace::digest_afresh(StateDigest& d) const {
       d.add(uint64_t{0});
       continue;
     }
-    HeldBytesOf& h = *a.held;
+    AllocationBytes& h = *a.held;
     for (uint32_t b : h.stale_blocks) {
       const std::span<const std::byte> content = block_content(a, b);
       uint64_t term = 0;  // an all-zero block, as allocated

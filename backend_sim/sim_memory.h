@@ -160,7 +160,7 @@ class SimMemorySpace final : public MemorySpace {
   // allocation, and made only when it has bytes: in timing-only mode most
   // allocations never do (a 1024-node parameter server has about 260,000,
   // tensors and pooled buffers), and these fields are most of a record.
-  struct HeldBytesOf {
+  struct AllocationBytes {
     ZeroedBytes bytes;  // dense bytes (payload mode; small timing-only allocations)
     // Timing-only mode's large allocations (kSparseMinBytes or more: control
     // rings, message buffers) instead of `bytes`: backed where used
@@ -178,7 +178,7 @@ class SimMemorySpace final : public MemorySpace {
     Buffer buffer;
     // Null while it holds no bytes (timing-only mode, until materialized).
     // Mutable: a lookup may back sparse blocks, a digest updates the tables.
-    mutable std::unique_ptr<HeldBytesOf> held;
+    mutable std::unique_ptr<AllocationBytes> held;
 
     // Whether the allocation holds its bytes (dense or sparse); one of no
     // bytes holds them all.
