@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "backend_sim/all_zero.h"
 #include "backend_sim/zeroed_bytes_pool.h"
 #include "core/assert.h"
 #include "core/units_format.h"
@@ -553,25 +554,6 @@ void SimMemorySpace::join_if_sparse(uint64_t addr_a, uint64_t addr_b, uint64_t l
   if (sparse == nullptr) return;
   sparse->span(lo - a->buffer.addr, hi - lo);
 }
-
-namespace {
-
-// Eight bytes at a time: a model checker digests a few stale blocks at every
-// state it caches, and the byte-by-byte test cost twice the block's hash.
-bool all_zero(std::span<const std::byte> bytes) {
-  size_t i = 0;
-  for (; i + 8 <= bytes.size(); i += 8) {
-    uint64_t word = 0;
-    std::memcpy(&word, bytes.data() + i, 8);
-    if (word != 0) return false;
-  }
-  for (; i < bytes.size(); ++i) {
-    if (bytes[i] != std::byte{0}) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 void SimMemorySpace::digest(StateDigest& d) const {
   TW_ASSERT_MSG(context_.options.state_digests, "a state digest needs the tracking of written blocks");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend_sim/all_zero.h"
 #include "core/assert.h"
 
 namespace tensorwire::sim {
@@ -77,26 +78,9 @@ void SparseBytes::give_back(std::byte* run, uint64_t blocks) {
   }
 }
 
-namespace {
-
-// Eight bytes at a time: every receive posted on a ring slot checks the
-// slot's edge blocks (a byte at a time was a quarter of a post's cost).
-bool all_zero(const std::byte* from, const std::byte* to) {
-  uint64_t any = 0;
-  for (; from + 8 <= to; from += 8) {
-    uint64_t word = 0;
-    std::memcpy(&word, from, 8);
-    any |= word;
-  }
-  for (; from < to; ++from) any |= static_cast<uint64_t>(*from);
-  return any == 0;
-}
-
-}  // namespace
-
 bool SparseBytes::zero_outside(uint64_t index, uint64_t lo, uint64_t hi) const {
-  const std::byte* at = block_at_[index];
-  return all_zero(at, at + lo) && all_zero(at + hi, at + kBlockBytes);
+  const std::span<const std::byte> block(block_at_[index], kBlockBytes);
+  return all_zero(block.first(lo)) && all_zero(block.subspan(hi));
 }
 
 void SparseBytes::forget(uint64_t offset, uint64_t length) {
