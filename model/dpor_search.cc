@@ -51,15 +51,22 @@ uint64_t DporSearch::bits_of(const sim::SharedObject& o) const {
   const uint32_t cpus = pairs + (queue_pairs_apart_ ? ranks_ * ranks_ : 0);
   if (o.kind == Kind::kCpu) return object_bit(cpus + o.rank);
   const uint32_t first_bin = cpus + ranks_ + o.rank * memory_bins_;
+  return memory_bin_bits(o.addr, o.length, memory_bins_) << first_bin;
+}
+
+uint64_t DporSearch::memory_bin_bits(uint64_t addr, uint64_t length, uint32_t bins) {
+  TW_ASSERT_HOT(bins > 0 && bins <= kMemoryBins);
   constexpr uint64_t kUnit = 256;
-  const uint64_t first = o.addr / kUnit;
-  const uint64_t last = (o.addr + (o.length > 0 ? o.length - 1 : 0)) / kUnit;
-  if (last < first || last - first + 1 >= memory_bins_) {
-    return ((uint64_t{1} << memory_bins_) - 1) << first_bin;  // every bin of the rank
-  }
-  uint64_t bits = 0;
-  for (uint64_t u = first; u <= last; ++u) bits |= object_bit(first_bin + static_cast<uint32_t>(u % memory_bins_));
-  return bits;
+  const uint64_t first = addr / kUnit;
+  const uint64_t last = (addr + (length > 0 ? length - 1 : 0)) / kUnit;
+  const uint64_t field = (uint64_t{1} << bins) - 1;
+  if (last < first || last - first + 1 >= bins) return field;  // every bin of the rank
+  // Units first..last fall in the bins from first's on, wrapping round: a
+  // run of that many bits, rotated within the field.
+  const uint32_t count = static_cast<uint32_t>(last - first + 1);
+  const uint32_t shift = static_cast<uint32_t>(first % bins);
+  const uint64_t run = ((uint64_t{1} << count) - 1) << shift;  // count + shift < 2 * kMemoryBins
+  return (run & field) | (run >> bins);
 }
 
 uint32_t DporSearch::choose(std::span<const sim::ReadyEvent> ready, uint64_t step) {

@@ -73,6 +73,10 @@ namespace tensorwire::model {
 class DporSearch final : public ChoiceStrategy {
  public:
   static constexpr uint32_t kMemoryBins = 16;
+  // The bins (bit i: bin i of `bins`) that a memory range of a rank falls
+  // in: 256-byte units, modulo the bins; every bin for a range of as many
+  // units as there are bins. Public for its test.
+  static uint64_t memory_bin_bits(uint64_t addr, uint64_t length, uint32_t bins);
 
   explicit DporSearch(uint32_t ranks);
 

@@ -438,3 +438,31 @@ TEST(DporSearch, RanksSideBySideAreNotInterleaved) {
 
 }  // namespace
 }  // namespace tensorwire::model
+
+namespace tensorwire::model {
+namespace {
+
+// A memory range's bins, as a rotated run of bits, against marking each of
+// its 256-byte units' bins one by one.
+TEST(DporSearch, AMemoryRangeFallsInTheBinsOfEachOfItsUnits) {
+  uint64_t state = 7;
+  for (uint32_t bins = 1; bins <= DporSearch::kMemoryBins; ++bins) {
+    for (int trial = 0; trial < 2000; ++trial) {
+      const uint64_t addr = splitmix64(state) % (1u << 20);
+      const uint64_t length = trial % 3 == 0 ? splitmix64(state) % 256 : splitmix64(state) % (bins * 300);
+      const uint64_t first = addr / 256;
+      const uint64_t last = (addr + (length > 0 ? length - 1 : 0)) / 256;
+      uint64_t expected = 0;
+      if (last - first + 1 >= bins) {
+        expected = (uint64_t{1} << bins) - 1;
+      } else {
+        for (uint64_t u = first; u <= last; ++u) expected |= uint64_t{1} << (u % bins);
+      }
+      ASSERT_EQ(DporSearch::memory_bin_bits(addr, length, bins), expected)
+          << "addr " << addr << " length " << length << " bins " << bins;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tensorwire::model
