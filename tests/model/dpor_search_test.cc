@@ -436,12 +436,6 @@ TEST(DporSearch, RanksSideBySideAreNotInterleaved) {
   EXPECT_EQ(runs, 4u);
 }
 
-}  // namespace
-}  // namespace tensorwire::model
-
-namespace tensorwire::model {
-namespace {
-
 // A memory range's bins, as a rotated run of bits, against marking each of
 // its 256-byte units' bins one by one.
 TEST(DporSearch, AMemoryRangeFallsInTheBinsOfEachOfItsUnits) {
