@@ -74,5 +74,38 @@ TEST(DenseIdMap, AnEmptiedChunkIsFreedAndAReusedOneStartsEmpty) {
   EXPECT_EQ(map.find(uint64_t{1} << 40), nullptr);
 }
 
+// Ids move on a chunk at a time: the chunk emptied behind them is the one
+// the next chunk of ids takes, empty, rather than a new allocation.
+TEST(DenseIdMap, TheNextChunkOfIdsTakesTheOneEmptiedBehindThem) {
+  DenseIdMap<int, 2> map;  // four ids per chunk
+  for (uint64_t id = 0; id < 4; ++id) map.insert(id, static_cast<int>(id));
+  const int* first_of_chunk_0 = map.find(0);
+  for (uint64_t id = 0; id < 4; ++id) EXPECT_TRUE(map.erase(id));
+  EXPECT_FALSE(map.has_spare()) << "the newest chunk stays where it is";
+  map.insert(4, 4);  // moving on: chunk 0 is empty, so it is the spare, taken at once
+  EXPECT_EQ(map.find(4), first_of_chunk_0) << "chunk 1 is chunk 0's storage";
+  EXPECT_FALSE(map.has_spare()) << "the spare was taken";
+  EXPECT_EQ(map.chunks_held(), 1u);
+  for (uint64_t id = 0; id < 8; ++id) {
+    if (id != 4) {
+      EXPECT_EQ(map.find(id), nullptr) << id << ": a reused chunk starts empty";
+    }
+  }
+  // A chunk emptied behind a newer one becomes the spare too.
+  map.insert(8, 8);  // chunk 2, while chunk 1 still holds 4
+  EXPECT_EQ(map.chunks_held(), 2u);
+  const int* first_of_chunk_1 = map.find(4);
+  EXPECT_TRUE(map.erase(4));
+  EXPECT_EQ(map.chunks_held(), 1u);
+  EXPECT_TRUE(map.has_spare()) << "chunk 1, emptied behind chunk 2, is kept";
+  EXPECT_TRUE(map.erase(8));
+  map.insert(12, 12);
+  EXPECT_FALSE(map.has_spare()) << "chunk 3 took it; chunk 2, emptied, is freed";
+  EXPECT_EQ(map.find(12), first_of_chunk_1);
+  EXPECT_EQ(*map.find(12), 12);
+  EXPECT_EQ(map.find(13), nullptr);
+  EXPECT_EQ(map.size(), 1u);
+}
+
 }  // namespace
 }  // namespace tensorwire::sim::testing
