@@ -19,10 +19,11 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <set>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <absl/container/btree_set.h>
+#include <absl/container/flat_hash_map.h>
 
 #include "core/assert.h"
 #include "core/clock.h"
@@ -87,7 +88,7 @@ class DmaRangeSet {
       // after addr - 2^c.
       const uint64_t reach = c >= 63 ? UINT64_MAX : (uint64_t{1} << c) - 1;
       const uint64_t from = addr > reach ? addr - reach : 0;
-      const std::set<std::pair<uint64_t, uint32_t>>& by_addr = by_class_[c];
+      const absl::btree_set<std::pair<uint64_t, uint32_t>>& by_addr = by_class_[c];
       for (auto it = by_addr.lower_bound({from, 0}); it != by_addr.end() && it->first < end; ++it) {
         const InFlightDma& e = slots_[it->second];
         if (addr < e.end) f(e);
@@ -127,9 +128,9 @@ class DmaRangeSet {
   // slot, and per size class the (start, slot) of its ranges.
   std::vector<InFlightDma> slots_;
   std::vector<uint32_t> free_slots_;
-  std::unordered_map<uint64_t, std::array<uint32_t, 2>> by_id_;  // id -> {read, write}
+  absl::flat_hash_map<uint64_t, std::array<uint32_t, 2>> by_id_;  // id -> {read, write}
   size_t indexed_ranges_ = 0;  // ranges in the index
-  std::array<std::set<std::pair<uint64_t, uint32_t>>, 64> by_class_;
+  std::array<absl::btree_set<std::pair<uint64_t, uint32_t>>, 64> by_class_;
   uint64_t nonempty_classes_ = 0;  // bit c: by_class_[c] holds a range
 };
 

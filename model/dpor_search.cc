@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <unordered_map>
 
 #include "core/assert.h"
 #include "core/splitmix64.h"
@@ -269,7 +268,7 @@ void DporSearch::analyse_races() {
   if (clock.size() < limit) clock.resize(limit);
   for (size_t k = reused; k < limit; ++k) clock[k].assign(width, 0);
   std::vector<int64_t> last = last_steps_on_objects(reused, width_mask);
-  std::unordered_map<uint64_t, size_t>& index = step_of_sequence_;
+  absl::flat_hash_map<uint64_t, size_t>& index = step_of_sequence_;
   if (reused == 0) index.clear();
   const std::vector<uint32_t> zero(width, 0);
   for (size_t j = reused; j < limit; ++j) {

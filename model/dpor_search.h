@@ -61,8 +61,9 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
+
+#include <absl/container/flat_hash_map.h>
 
 #include "backend_sim/scheduler.h"
 #include "model/choice_strategy.h"
@@ -200,7 +201,7 @@ class DporSearch final : public ChoiceStrategy {
   // kept from execution to execution (their capacity: allocating a clock per
   // event was a tenth of the analysis).
   std::vector<std::vector<uint32_t>> clocks_;
-  std::unordered_map<uint64_t, size_t> step_of_sequence_;
+  absl::flat_hash_map<uint64_t, size_t> step_of_sequence_;
   // The first steps of the current execution that are the last analysed
   // one's (replayed up to the choice point it branched at).
   size_t reuse_steps_ = 0;

@@ -14,6 +14,7 @@ packages=(
   time           # /usr/bin/time -v: peak memory in docs/PERFORMANCE.md
   python3-matplotlib  # tensorwire plot: sweep plots (scripts/plot_sweep.py)
   libjemalloc-dev  # the tensorwire program's malloc (meson option allocator)
+  libabsl-dev    # Abseil flat_hash_map and btree: the simulator's per-event indexes
   graphviz       # dot -Tsvg: docs/TOPOLOGIES.md's pictures (tensorwire topology --dot)
   munge slurmctld slurmd slurm-client  # tests/model/slurm_shard_test.sh: a one-node Slurm
 )

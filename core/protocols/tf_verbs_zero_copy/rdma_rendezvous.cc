@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
+
 #include "core/protocols/tf_verbs_zero_copy/hashed_tables.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_channel.h"
 #include "core/protocols/tf_verbs_zero_copy/rdma_imm_data.h"
@@ -786,9 +788,12 @@ class RdmaRendezvous::Impl final : public RdmaProtocolEnv {
   TensorTable<std::deque<uint64_t>> parked_;       // requests before Send
   TensorTable<Status> failed_sends_;               // Sends that failed locally
   std::set<uint64_t> aborted_steps_;
-  std::unordered_map<uint32_t, RequestEntry> requests_;
-  std::unordered_map<uint64_t, std::unique_ptr<RdmaTensorResponse>> responses_;
-  std::unordered_map<uint64_t, uint64_t> response_by_request_;  // by_request_key -> id
+  // Flat tables: an entry moves as the table grows, so what outlives a
+  // lookup is the request or response itself (held by unique_ptr), never
+  // the entry.
+  absl::flat_hash_map<uint32_t, RequestEntry> requests_;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<RdmaTensorResponse>> responses_;
+  absl::flat_hash_map<uint64_t, uint64_t> response_by_request_;  // by_request_key -> id
 };
 
 RdmaRendezvous::RdmaRendezvous(RankEnv env, TfVerbsOptions options)
