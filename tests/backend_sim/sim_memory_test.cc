@@ -362,5 +362,53 @@ TEST(SimMemory, FindAnswersAsAPlainSearchThroughAllocationsFreesAndReuse) {
   }
 }
 
+// The index of allocation starts at the size of a parameter server's rank:
+// thousands of allocations in two address regions (host memory and a GPU's,
+// so that host allocations land between starts already indexed), frees
+// enough to compact the index, and lookups anywhere, against a plain search.
+TEST(SimMemory, FindAnswersAsAPlainSearchAcrossManyBlocksOfStarts) {
+  std::mt19937_64 rng(64);
+  for (int round = 0; round < 4; ++round) {
+    SimOptions options;
+    options.payload = false;
+    options.adversarial_memory = round % 2 == 1;
+    Cluster cluster;
+    cluster.gpus_per_node = 1;
+    SimFixture f(cluster, options);
+    auto& m = dynamic_cast<SimMemorySpace&>(f.env(0).memory);
+    std::map<uint64_t, Buffer> live;
+    auto expected = [&live](uint64_t addr, uint64_t length) -> const Buffer* {
+      auto it = live.upper_bound(addr);
+      if (it == live.begin()) return nullptr;
+      --it;
+      return it->second.contains(addr, length) ? &it->second : nullptr;
+    };
+    for (int op = 0; op < 6000; ++op) {
+      const uint64_t pick = rng() % 10;
+      // Growing for the first half, shrinking after: the index compacts.
+      const bool grow = op < 3000 ? pick < 5 : pick < 2;
+      if (grow || live.empty()) {
+        const MemoryKind kind = rng() % 2 == 0 ? MemoryKind::kHostPinned : MemoryKind::kDeviceGpuDirect;
+        Buffer b = *m.allocate(kind, 0, 1 + rng() % 3000);
+        live[b.addr] = b;
+      } else if (pick < 6) {
+        auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+        m.free(it->second);
+        live.erase(it);
+      } else {
+        const Buffer& near = std::next(live.begin(), static_cast<long>(rng() % live.size()))->second;
+        const uint64_t addr = near.addr - 64 + rng() % (near.length + 4000);
+        const uint64_t length = rng() % 3 == 0 ? 0 : 1 + rng() % 200;
+        const Buffer* want = expected(addr, length);
+        const Buffer* got = m.find(addr, length);
+        ASSERT_EQ(got == nullptr, want == nullptr) << "round " << round << " op " << op;
+        if (got != nullptr) {
+          ASSERT_EQ(got->addr, want->addr) << "round " << round << " op " << op;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tensorwire::sim::testing
