@@ -316,12 +316,46 @@ TEST(SimMemory, StateDigestFollowsEveryChangeOfMemory) {
 }
 
 
+// What find() should answer, from a plain map of the live allocations: the
+// allocation with the greatest start at or below the address, when it holds
+// the whole range. Each step draws from `rng` in the same order as before.
+struct LiveAllocations {
+  std::map<uint64_t, Buffer> live;  // by address
+
+  void allocate(SimMemorySpace& m, MemoryKind kind, uint64_t bytes) {
+    Buffer b = *m.allocate(kind, 0, bytes);
+    live[b.addr] = b;
+  }
+  void free_one(SimMemorySpace& m, std::mt19937_64& rng) {
+    auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+    m.free(it->second);
+    live.erase(it);
+  }
+  // A lookup up to `reach` bytes past an allocation drawn at random.
+  void check_lookup(const SimMemorySpace& m, std::mt19937_64& rng, uint64_t reach) const {
+    const Buffer& near = std::next(live.begin(), static_cast<long>(rng() % live.size()))->second;
+    const uint64_t addr = near.addr - 64 + rng() % (near.length + reach);
+    const uint64_t length = rng() % 3 == 0 ? 0 : 1 + rng() % 200;
+    const Buffer* want = expected(addr, length);
+    const Buffer* got = m.find(addr, length);
+    ASSERT_EQ(got == nullptr, want == nullptr) << "lookup of " << length << " bytes at " << addr;
+    if (got != nullptr) {
+      ASSERT_EQ(got->addr, want->addr) << "lookup of " << length << " bytes at " << addr;
+    }
+  }
+  const Buffer* expected(uint64_t addr, uint64_t length) const {
+    auto it = live.upper_bound(addr);
+    if (it == live.begin()) return nullptr;
+    --it;
+    return it->second.contains(addr, length) ? &it->second : nullptr;
+  }
+};
+
 // SimMemorySpace remembers its last few lookups; find() must still answer as
-// a plain search of the live allocations does (the allocation with the
-// greatest start at or below the address, when it holds the whole range).
-// Drawn allocations, frees, reuse of freed addresses (adversarial mode) and
-// a planted allocator bug that starts allocations inside others, each
-// followed by lookups near the allocations, checked against a model.
+// a plain search of the live allocations does. Drawn allocations, frees,
+// reuse of freed addresses (adversarial mode) and a planted allocator bug
+// that starts allocations inside others, each followed by lookups near the
+// allocations, checked against a model.
 TEST(SimMemory, FindAnswersAsAPlainSearchThroughAllocationsFreesAndReuse) {
   std::mt19937_64 rng(31);
   for (int round = 0; round < 40; ++round) {
@@ -331,32 +365,15 @@ TEST(SimMemory, FindAnswersAsAPlainSearchThroughAllocationsFreesAndReuse) {
     options.plant_overlapping_allocations = round % 4 == 1;
     SimFixture f(Cluster{}, options);
     auto& m = dynamic_cast<SimMemorySpace&>(f.env(0).memory);
-    std::map<uint64_t, Buffer> live;  // the model: by address
-    auto expected = [&live](uint64_t addr, uint64_t length) -> const Buffer* {
-      auto it = live.upper_bound(addr);
-      if (it == live.begin()) return nullptr;
-      --it;
-      return it->second.contains(addr, length) ? &it->second : nullptr;
-    };
+    LiveAllocations model;
     for (int op = 0; op < 400; ++op) {
       const uint64_t pick = rng() % 10;
-      if (pick < 3 || live.empty()) {
-        Buffer b = *m.allocate(MemoryKind::kHostPinned, 0, 1 + rng() % 5000);
-        live[b.addr] = b;
+      if (pick < 3 || model.live.empty()) {
+        model.allocate(m, MemoryKind::kHostPinned, 1 + rng() % 5000);
       } else if (pick < 5) {
-        auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
-        m.free(it->second);
-        live.erase(it);
+        model.free_one(m, rng);
       } else {
-        const Buffer& near = std::next(live.begin(), static_cast<long>(rng() % live.size()))->second;
-        const uint64_t addr = near.addr - 64 + rng() % (near.length + 6000);
-        const uint64_t length = rng() % 3 == 0 ? 0 : 1 + rng() % 200;
-        const Buffer* want = expected(addr, length);
-        const Buffer* got = m.find(addr, length);
-        ASSERT_EQ(got == nullptr, want == nullptr) << "round " << round << " op " << op;
-        if (got != nullptr) {
-          ASSERT_EQ(got->addr, want->addr) << "round " << round << " op " << op;
-        }
+        ASSERT_NO_FATAL_FAILURE(model.check_lookup(m, rng, 6000)) << "round " << round << " op " << op;
       }
     }
   }
@@ -376,35 +393,18 @@ TEST(SimMemory, FindAnswersAsAPlainSearchAcrossManyBlocksOfStarts) {
     cluster.gpus_per_node = 1;
     SimFixture f(cluster, options);
     auto& m = dynamic_cast<SimMemorySpace&>(f.env(0).memory);
-    std::map<uint64_t, Buffer> live;
-    auto expected = [&live](uint64_t addr, uint64_t length) -> const Buffer* {
-      auto it = live.upper_bound(addr);
-      if (it == live.begin()) return nullptr;
-      --it;
-      return it->second.contains(addr, length) ? &it->second : nullptr;
-    };
+    LiveAllocations model;
     for (int op = 0; op < 6000; ++op) {
       const uint64_t pick = rng() % 10;
       // Growing for the first half, shrinking after: the index compacts.
       const bool grow = op < 3000 ? pick < 5 : pick < 2;
-      if (grow || live.empty()) {
+      if (grow || model.live.empty()) {
         const MemoryKind kind = rng() % 2 == 0 ? MemoryKind::kHostPinned : MemoryKind::kDeviceGpuDirect;
-        Buffer b = *m.allocate(kind, 0, 1 + rng() % 3000);
-        live[b.addr] = b;
+        model.allocate(m, kind, 1 + rng() % 3000);
       } else if (pick < 6) {
-        auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
-        m.free(it->second);
-        live.erase(it);
+        model.free_one(m, rng);
       } else {
-        const Buffer& near = std::next(live.begin(), static_cast<long>(rng() % live.size()))->second;
-        const uint64_t addr = near.addr - 64 + rng() % (near.length + 4000);
-        const uint64_t length = rng() % 3 == 0 ? 0 : 1 + rng() % 200;
-        const Buffer* want = expected(addr, length);
-        const Buffer* got = m.find(addr, length);
-        ASSERT_EQ(got == nullptr, want == nullptr) << "round " << round << " op " << op;
-        if (got != nullptr) {
-          ASSERT_EQ(got->addr, want->addr) << "round " << round << " op " << op;
-        }
+        ASSERT_NO_FATAL_FAILURE(model.check_lookup(m, rng, 4000)) << "round " << round << " op " << op;
       }
     }
   }
