@@ -58,13 +58,12 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 else
   build_dir=${BUILD_DIR:-build}
   # Release's -O3 (meson.build leaves out GCC 12's false -Wrestrict there);
-  # CI's build below is -O2: it tests what the program does, not how fast,
-  # and keeps that warning on.
-  opts=(-Dbuildtype=release -Doptimization=3)
+  # CI's is -O2: it tests what the program does, not how fast, and keeps
+  # that warning on.
+  opts=(-Dbuildtype=release -Doptimization="$([ "${CI:-}" = true ] && echo 2 || echo 3)")
 fi
 if [ "${CI:-}" = true ]; then
   opts+=(-Dwerror=true)
-  [ "${SANITIZE:-0}" = 1 ] || opts+=(-Doptimization=2)
   # CI tests what the program does, not how fast: each link-time-optimized
   # link (the tensorwire program, the benchmarks) re-optimizes every library,
   # 1 to 12 minutes on a 2-core machine.
