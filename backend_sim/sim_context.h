@@ -51,6 +51,11 @@ struct SimContext {
   // it posts meanwhile starts when the CPU is free again.
   std::vector<TimeNs> cpu_free_ns;
   std::vector<bool> crashed;
+  // The run's report is taken (Simulator::report_taken): what is left is the
+  // teardown, which no one observes. Frees and deregistrations then do only
+  // what outlives the world (pooled bytes go back to the pool) and leave the
+  // indexes, the sanitizer and the registry, which go with the world.
+  bool tearing_down = false;
   // Registrations still to fail on each rank (an injected fault).
   std::vector<uint32_t> failing_registrations;
   // Payload bytes every rank's memory holds together, against

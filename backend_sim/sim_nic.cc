@@ -71,6 +71,8 @@ Result<MemoryRegion> SimNic::register_memory(const Buffer& buffer, Access access
 }
 
 Status SimNic::deregister_memory(const MemoryRegion& region) {
+  // The registry goes with the world (SimContext::tearing_down).
+  if (context_.tearing_down) return {};
   context_.events.use(SharedObject::memory(rank_, region.addr, region.length));
   Status st = registry_.remove(region);
   if (st.is_ok()) {

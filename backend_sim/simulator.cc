@@ -205,7 +205,10 @@ void Simulator::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
   impl_->context.events.set_scheduler(std::move(scheduler));
 }
 
-void Simulator::report_taken() { impl_->context.events.stop_reporting_uses(); }
+void Simulator::report_taken() {
+  impl_->context.events.stop_reporting_uses();
+  impl_->context.tearing_down = true;
+}
 
 void Simulator::set_observer(SimObserver* observer) { impl_->context.observer = observer; }
 

@@ -31,7 +31,7 @@ if [ "${PGO:-0}" = 1 ]; then
   [ "${SANITIZE:-0}" = 1 ] && { echo "build.sh: PGO=1 and SANITIZE=1 do not combine" >&2; exit 2; }
   build_dir=${BUILD_DIR:-build-pgo}
   targets=(apps/tensorwire/tensorwire bench/tensorwire_bench)
-  opts=(-Dbuildtype=release -Doptimization=2 -Dtests=false)
+  opts=(-Dbuildtype=release -Doptimization=3 -Dtests=false)
   [ "${CI:-}" = true ] && opts+=(-Dwerror=true)
   setup_or_configure "$build_dir" "${opts[@]}" -Db_pgo=generate -Dlto=false
   find "$build_dir" -name '*.gcda' -delete

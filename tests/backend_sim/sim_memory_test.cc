@@ -7,6 +7,7 @@
 
 #include "backend_sim/scheduler.h"
 #include "backend_sim/sim_memory.h"
+#include "backend_sim/zeroed_bytes_pool.h"
 #include "tests/backend_sim/sim_fixture.h"
 
 namespace tensorwire::sim::testing {
@@ -283,6 +284,40 @@ TEST(SimMemory, TheTeardownAfterTheReportIsNoUse) {
   EXPECT_TRUE(env.nic.deregister_memory(region).is_ok());
   env.memory.free(kept);
   EXPECT_EQ(c->uses, before);
+}
+
+// In the teardown after the report, a free gives the allocation's bytes
+// back to the thread's pool once (a second free, and the world's end, give
+// nothing more), and deregistering cannot fail: the indexes and the
+// registry go with the world.
+TEST(SimMemory, TheTeardownGivesTheBytesBackOnce) {
+  ZeroedBytesPool& pool = ZeroedBytesPool::local();
+  constexpr uint64_t kBytes = 8192;
+  uint64_t after_free = 0;
+  uint64_t expected = 0;
+  {
+    SimFixture f(with_gpus());
+    RankEnv env = f.env(0);
+    Buffer b = *env.memory.allocate(MemoryKind::kHostPinned, 0, kBytes);
+    std::vector<std::byte> ones(100, std::byte{1});
+    ASSERT_TRUE(env.memory.write_bytes(b, 10, ones).is_ok());
+    MemoryRegion region = *env.nic.register_memory(b, Access::kLocalWrite);
+    f.sim().report_taken();
+    const uint64_t before = pool.pooled_bytes();
+    expected = before + kBytes <= ZeroedBytesPool::kMaxPooledBytes ? before + kBytes : before;
+    env.memory.free(b);
+    after_free = pool.pooled_bytes();
+    EXPECT_EQ(after_free, expected) << "the bytes went back to the pool";
+    env.memory.free(b);
+    EXPECT_EQ(pool.pooled_bytes(), after_free) << "a second free gives nothing";
+    EXPECT_TRUE(env.nic.deregister_memory(region).is_ok());
+    EXPECT_TRUE(env.nic.deregister_memory(region).is_ok()) << "the registry goes with the world";
+  }
+  EXPECT_EQ(pool.pooled_bytes(), after_free) << "the world's end gives back only what was never freed";
+  // A block taken from the pool is zero, the written bytes included.
+  ZeroedBytes taken = pool.take(kBytes);
+  ASSERT_EQ(taken.size(), kBytes);
+  for (uint64_t i = 0; i < kBytes; ++i) ASSERT_EQ(taken.data()[i], std::byte{0}) << "byte " << i;
 }
 
 // The state digest follows every change of a rank's memory (each kept

@@ -10,9 +10,18 @@ namespace tensorwire::tf_verbs {
 RdmaMemoryMgr::RdmaMemoryMgr(Nic& nic, MemorySpace& memory) : nic_(nic), memory_(memory) {}
 
 RdmaMemoryMgr::~RdmaMemoryMgr() {
-  // In address order, as the ordered map this table was freed in.
-  for (uint64_t addr : sorted_keys(allocations_)) destroy_allocation(addr);
-  while (!regions_.empty()) deregister_region(regions_.begin()->first);
+  // In address order, as the ordered map this table was freed in. The tables
+  // go with this object, so nothing is erased from them on the way (the
+  // erasures were a third of a model checker execution's teardown). Every
+  // pool region is its allocation's; the source regions are the rest.
+  for (uint64_t addr : sorted_keys(allocations_)) {
+    const Allocation& a = allocations_.find(addr)->second;
+    if (a.region) (void)nic_.deregister_memory(*a.region);
+    memory_.free(a.whole);
+  }
+  for (const auto& [start, entry] : regions_) {
+    if (entry.owner == RegionOwner::kSource) (void)nic_.deregister_memory(entry.region);
+  }
 }
 
 std::optional<RdmaTensorMetaData> RdmaMemoryMgr::get_tensor_meta_data(RankId src,
