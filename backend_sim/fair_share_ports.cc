@@ -112,7 +112,8 @@ void FairSharePorts::cancel(FlowId id) {
 
 void FairSharePorts::detach(FlowId id) {
   Flow& f = flows_[id];
-  context_.events.cancel(f.finish);
+  // A flow that finished has no end event left (finish() cleared it).
+  if (f.finish.valid()) context_.events.cancel(f.finish);
   TW_ASSERT_HOT(f.live);
   for (uint32_t h = 0; h < f.route.hops; ++h) {
     const uint32_t r = f.route.resources[h];

@@ -19,11 +19,9 @@ void TransferLedger::on_posted(uint64_t seq, uint64_t tag, uint32_t rank, uint32
   const bool consumes_receive =
       wr.opcode == WorkOpcode::kSend || wr.opcode == WorkOpcode::kRdmaWriteWithImm;
   f.handlers_left = consumes_receive ? 2 : 1;
-  if (InFlight* old = in_flight_.find(seq)) {
-    *old = f;
-  } else {
-    in_flight_.insert(seq, f);
-  }
+  // Sequence numbers are never reused (RcTransport counts them up): the
+  // insertion asserts the request is new.
+  in_flight_.insert(seq, f);
   if (f.control && f.tag != 0) accounts_[f.tag].control_messages += 1;
 }
 
