@@ -261,7 +261,7 @@ bool EventQueue::run_instant_end_if_due() {
 // Pops entries, in (time, sequence) order across the heap and the FIFO of
 // events due now, until one whose slot is still live; frees cancelled slots.
 // The instant-end hook runs first once nothing live is due now.
-bool EventQueue::pop_live(HeapEntry& out) {
+[[gnu::always_inline]] inline bool EventQueue::pop_live(HeapEntry& out) {
   for (;;) {
     if (instant_end_pending_ && run_instant_end_if_due()) continue;
     if (heap_.empty() && now_fifo_empty()) return false;
@@ -281,7 +281,7 @@ bool EventQueue::pop_live(HeapEntry& out) {
   }
 }
 
-void EventQueue::run_slot(uint32_t index) {
+[[gnu::always_inline]] inline void EventQueue::run_slot(uint32_t index) {
   TW_ASSERT_HOT(index < slot_count_);
   Slot& s = slot(index);
   TW_ASSERT_HOT_MSG(s.sequence != 0 && static_cast<bool>(s.fn), "only a live event runs");
@@ -297,17 +297,30 @@ void EventQueue::run_slot(uint32_t index) {
   free_slots_.push_back(index);
 }
 
+[[gnu::always_inline]] inline void EventQueue::run_in_order(const HeapEntry& e) {
+  // Without a scheduler events run in (time, sequence) order: never one
+  // due earlier than now, never one older than the last at the same time.
+  TW_ASSERT_HOT_MSG(e.at_ns >= now_ns_, "an event popped earlier than the last one");
+  TW_ASSERT_HOT_MSG(!later(last_run_, e), "events run in (time, sequence) order");
+  if constexpr (TENSORWIRE_HOT_ASSERTS) last_run_ = e;  // only that assertion reads it
+  now_ns_ = e.at_ns;
+  run_slot(e.slot);
+}
+
+void EventQueue::run_until_empty() {
+  HeapEntry e;
+  // An event may install a scheduler (none does today): from then on the
+  // scheduler's path runs.
+  while (!scheduler_ && pop_live(e)) run_in_order(e);
+  while (run_next()) {
+  }
+}
+
 bool EventQueue::run_next() {
   if (!scheduler_) {
     HeapEntry e;
     if (!pop_live(e)) return false;
-    // Without a scheduler events run in (time, sequence) order: never one
-    // due earlier than now, never one older than the last at the same time.
-    TW_ASSERT_HOT_MSG(e.at_ns >= now_ns_, "an event popped earlier than the last one");
-    TW_ASSERT_HOT_MSG(!later(last_run_, e), "events run in (time, sequence) order");
-    if constexpr (TENSORWIRE_HOT_ASSERTS) last_run_ = e;  // only that assertion reads it
-    now_ns_ = e.at_ns;
-    run_slot(e.slot);
+    run_in_order(e);
     return true;
   }
   // Scheduler path: the scheduler picks one of the live events due at the

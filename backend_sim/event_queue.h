@@ -112,6 +112,12 @@ class EventQueue {
 
   // Runs the next live event; false when there is none.
   bool run_next();
+  // Runs events until none is left (Simulator::run): the same order as
+  // calling run_next() until it returns false. Without a scheduler the
+  // loop has the pop and the run inline, with no call of run_next, pop_live
+  // and run_slot per event (their entries and exits were 5 % of the bare
+  // event loop's instructions).
+  void run_until_empty();
   // Time of the earliest live event; false when there is none.
   bool next_time(TimeNs& at_ns);
   void advance_to(TimeNs at_ns) {
@@ -207,6 +213,8 @@ class EventQueue {
   // Runs the instant-end hook if it was requested and nothing live is due now.
   bool run_instant_end_if_due();
   void run_slot(uint32_t slot);
+  // Runs a popped event, without a scheduler (run_next, run_until_empty).
+  void run_in_order(const HeapEntry& e);
 
   std::vector<HeapEntry> heap_;
   std::vector<uint32_t> heap_pos_;  // per slot: its entry's place in heap_, or kNotInHeap

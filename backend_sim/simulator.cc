@@ -145,8 +145,7 @@ TimeNs Simulator::now_ns() const { return impl_->context.now(); }
 bool Simulator::step() { return impl_->context.events.run_next(); }
 
 void Simulator::run() {
-  while (impl_->context.events.run_next()) {
-  }
+  impl_->context.events.run_until_empty();
   // The queue's count of live events agrees with its heap: none is left.
   TW_ASSERT(impl_->context.events.empty());
 }

@@ -85,6 +85,69 @@ TEST(EventQueue, EventsDueNowRunAfterTheHeapsOnesForNowAndBeforeLaterOnes) {
   EXPECT_TRUE(q.empty());
 }
 
+// The order events ran in, as (time, sequence), for a seeded mix of
+// schedules (some due now), cancels, instant-end requests and, when
+// `install_scheduler_at` > 0, a scheduler that the event of that number
+// installs mid-run; drained by run_until_empty() or by run_next() in a loop.
+std::vector<std::pair<TimeNs, uint64_t>> drained_order(uint64_t seed, bool until_empty,
+                                                       int install_scheduler_at) {
+  struct FirstReady final : Scheduler {
+    size_t pick(std::span<const ReadyEvent> /*ready*/) override { return 0; }
+  };
+  EventQueue q;
+  SeededDraw next(seed);
+  std::vector<EventId> ids;
+  std::vector<std::pair<TimeNs, uint64_t>> ran;
+  int count = 0;
+  bool hook_on = install_scheduler_at == 0;
+  if (hook_on) {
+    q.set_instant_end_hook([&] {
+      if (next(2) == 0) q.schedule_after(0, 0, "t", [&] { ran.emplace_back(q.now_ns(), 0); });
+    });
+  }
+  std::function<void(int)> add = [&](int depth) {
+    const TimeNs at = q.now_ns() + (next(3) == 0 ? 0 : static_cast<TimeNs>(next(40)));
+    auto sequence = std::make_shared<uint64_t>(0);
+    ids.push_back(q.schedule_at(at, 0, "t", [&, depth, sequence] {
+      ran.emplace_back(q.now_ns(), *sequence);
+      if (++count == install_scheduler_at) {
+        q.set_scheduler(std::make_unique<FirstReady>());
+        hook_on = false;
+      }
+      for (uint64_t k = depth < 3 ? next(3) : 0; k > 0; --k) add(depth + 1);
+      if (next(3) == 0) q.cancel(ids[next(ids.size())]);
+      if (hook_on && next(4) == 0) q.request_instant_end();
+    }));
+    *sequence = ids.back().sequence;
+  };
+  for (int i = 0; i < 150; ++i) add(0);
+  for (int i = 0; i < 40; ++i) q.cancel(ids[next(ids.size())]);
+  if (until_empty) {
+    q.run_until_empty();
+  } else {
+    while (q.run_next()) {
+    }
+  }
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.processed(), ran.size());
+  return ran;
+}
+
+// Simulator::run drains the queue with run_until_empty(), whose loop keeps
+// the pop and the run inline: the same events in the same order as
+// run_next() called until it returns false, with instant-end hooks, and
+// with a scheduler installed by an event partway.
+TEST(EventQueue, RunUntilEmptyRunsWhatRunNextRunsInItsOrder) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    for (int install_at : {0, 37}) {
+      const auto by_run_next = drained_order(seed, false, install_at);
+      EXPECT_GT(by_run_next.size(), 150u) << "seed " << seed;
+      EXPECT_EQ(drained_order(seed, true, install_at), by_run_next)
+          << "seed " << seed << ", scheduler installed at event " << install_at;
+    }
+  }
+}
+
 // Random schedules and cancels, some from inside running events, against a
 // plain reference: the events that run are exactly the ones never cancelled,
 // in (time, sequence) order, however the heap took the cancelled ones out.
