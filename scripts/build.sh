@@ -31,6 +31,7 @@ if [ "${PGO:-0}" = 1 ]; then
   [ "${SANITIZE:-0}" = 1 ] && { echo "build.sh: PGO=1 and SANITIZE=1 do not combine" >&2; exit 2; }
   build_dir=${BUILD_DIR:-build-pgo}
   targets=(apps/tensorwire/tensorwire bench/tensorwire_bench)
+  # -O3, as the release build (meson.build leaves out GCC 12's false -Wrestrict there).
   opts=(-Dbuildtype=release -Doptimization=3 -Dtests=false)
   [ "${CI:-}" = true ] && opts+=(-Dwerror=true)
   setup_or_configure "$build_dir" "${opts[@]}" -Db_pgo=generate -Dlto=false
