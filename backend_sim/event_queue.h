@@ -115,7 +115,7 @@ class EventQueue {
   // Runs events until none is left (Simulator::run): the same order as
   // calling run_next() until it returns false. Without a scheduler the
   // loop has the pop and the run inline, with no call of run_next, pop_live
-  // and run_slot per event (their entries and exits were 5 % of the bare
+  // and run_slot per event (the loop in one piece has 8 % fewer of the bare
   // event loop's instructions).
   void run_until_empty();
   // Time of the earliest live event; false when there is none.

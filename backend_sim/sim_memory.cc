@@ -164,8 +164,8 @@ void SimMemorySpace::free(const Buffer& buffer) {
     // Only the bytes outlive the world (the thread's pool, for the next
     // execution's allocations); the allocation stays listed, so a second
     // free finds it with nothing left to give back, and the destructor
-    // gives back what was never freed. The rest of a free was 3 % of a
-    // random walk's instructions (docs/PERFORMANCE.md).
+    // gives back what was never freed. The rest of a free was about 2 % of
+    // a random walk's instructions (docs/PERFORMANCE.md).
     give_back_bytes(it->second);
     return;
   }
