@@ -1,6 +1,7 @@
 #include "backend_sim/event_queue.h"
 
 #include <algorithm>
+#include <iterator>
 #include <span>
 #include <utility>
 
@@ -43,8 +44,11 @@ EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uin
     e.at_ns = at_ns;
     e.sequence = sequence;
     e.slot = index;
-  } else {
+  } else if (scheduler_) {
     heap_insert(at_ns, sequence, index);
+  } else if (!join_tie_chain(at_ns, sequence, index)) {
+    heap_insert(at_ns, sequence, index);
+    remember_head(at_ns, sequence, index);
   }
   ++live_;
   if (heap_.size() > 2 * live_ + 1024) drop_cancelled();
@@ -65,9 +69,139 @@ void EventQueue::cancel(EventId id) {
   // Out of the heap now, so that no dead entry is popped later (a busy port
   // moves every flow's finish event at each start and end). An entry in the
   // FIFO or a scheduler's ready set stays and is dropped when it surfaces.
-  if (heap_pos_[id.slot] != kNotInHeap) {
-    heap_remove(heap_pos_[id.slot]);
+  // A head with a chain hands its place to the next live event behind it.
+  if (const uint32_t pos = heap_pos_[id.slot]; pos != kNotInHeap) {
+    if (heap_[pos].chain == 0 || !promote_from_chain(pos)) heap_remove(pos);
     free_slots_.push_back(id.slot);
+  }
+}
+
+EventQueue::RecentHead& EventQueue::recent_head(TimeNs at_ns) {
+  if (!recent_heads_) recent_heads_ = std::make_unique<RecentHead[]>(size_t{1} << kRecentHeadBits);
+  const uint64_t index = (static_cast<uint64_t>(at_ns) * 0x9e3779b97f4a7c15ull) >> (64 - kRecentHeadBits);
+  return recent_heads_[index];
+}
+
+// Queues an event behind the head the table knows for its time, if it knows
+// a live one.
+bool EventQueue::join_tie_chain(TimeNs at_ns, uint64_t sequence, uint32_t index) {
+  const RecentHead& r = recent_head(at_ns);
+  if (r.at_ns != at_ns || slot(r.slot).sequence != r.sequence) return false;
+  const uint32_t pos = heap_pos_[r.slot];
+  TW_ASSERT_HOT_MSG(pos != kNotInHeap, "a pending head is in the heap");
+  HeapEntry& head = heap_[pos];
+  TW_ASSERT_HOT(head.slot == r.slot && head.at_ns == at_ns && head.sequence < sequence);
+  if (head.chain == 0) {
+    if (free_chains_.empty()) {
+      if (chains_.empty()) chains_.emplace_back();  // 0 means none
+      head.chain = static_cast<uint32_t>(chains_.size());
+      chains_.emplace_back();
+    } else {
+      head.chain = free_chains_.back();
+      free_chains_.pop_back();
+    }
+  }
+  HeapEntry& e = chains_[head.chain].entries.emplace_back();
+  e.at_ns = at_ns;
+  e.sequence = sequence;
+  e.slot = index;
+  return true;
+}
+
+void EventQueue::remember_head(TimeNs at_ns, uint64_t sequence, uint32_t index) {
+  RecentHead& r = recent_head(at_ns);
+  r.at_ns = at_ns;
+  r.slot = index;
+  r.sequence = sequence;
+}
+
+// The head at `pos` was cancelled: the first live event of its chain takes
+// its place (the same time, a later sequence: it can only move down). False
+// when none is left; the chain is released either way once empty.
+bool EventQueue::promote_from_chain(size_t pos) {
+  const uint32_t c = heap_[pos].chain;
+  TW_ASSERT_HOT(c != 0 && c < chains_.size());
+  TieChain& chain = chains_[c];
+  while (chain.next < chain.entries.size()) {
+    const HeapEntry e = chain.entries[chain.next++];
+    if (slot(e.slot).sequence != e.sequence) {
+      free_slots_.push_back(e.slot);  // cancelled while it waited
+      continue;
+    }
+    RecentHead& r = recent_head(e.at_ns);
+    if (r.at_ns == e.at_ns && r.slot == heap_[pos].slot) {
+      r.slot = e.slot;
+      r.sequence = e.sequence;
+    }
+    heap_pos_[heap_[pos].slot] = kNotInHeap;
+    const bool more = chain.next < chain.entries.size();
+    if (!more) release_chain(c);
+    place(pos, {e.at_ns, e.sequence, e.slot, more ? c : 0});
+    sift_down(pos);
+    return true;
+  }
+  release_chain(c);
+  heap_[pos].chain = 0;
+  return false;
+}
+
+// The head of `c` was popped: its chain is due next, merged with what the
+// FIFO holds by sequence (nothing, unless a second head of that time came
+// first).
+void EventQueue::splice_chain(uint32_t c) {
+  TieChain& chain = chains_[c];
+  if (now_fifo_empty()) {
+    now_fifo_.clear();
+    std::swap(now_fifo_, chain.entries);
+    now_head_ = chain.next;
+  } else {
+    merge_scratch_.clear();
+    std::merge(now_fifo_.begin() + static_cast<std::ptrdiff_t>(now_head_), now_fifo_.end(),
+               chain.entries.begin() + static_cast<std::ptrdiff_t>(chain.next), chain.entries.end(),
+               std::back_inserter(merge_scratch_),
+               [](const HeapEntry& a, const HeapEntry& b) { return a.sequence < b.sequence; });
+    std::swap(now_fifo_, merge_scratch_);
+    now_head_ = 0;
+  }
+  release_chain(c);
+}
+
+void EventQueue::release_chain(uint32_t c) {
+  chains_[c].entries.clear();
+  chains_[c].next = 0;
+  free_chains_.push_back(c);
+}
+
+void EventQueue::dissolve_chains() {
+  std::vector<uint32_t> heads;
+  for (size_t pos = 0; pos < heap_.size(); ++pos) {
+    if (heap_[pos].chain != 0) heads.push_back(heap_[pos].slot);
+  }
+  for (uint32_t head : heads) {
+    HeapEntry& h = heap_[heap_pos_[head]];
+    const uint32_t c = h.chain;
+    h.chain = 0;
+    TieChain& chain = chains_[c];
+    for (size_t i = chain.next; i < chain.entries.size(); ++i) {
+      const HeapEntry& e = chain.entries[i];
+      if (slot(e.slot).sequence == e.sequence) {
+        heap_insert(e.at_ns, e.sequence, e.slot);
+      } else {
+        free_slots_.push_back(e.slot);
+      }
+    }
+    release_chain(c);
+  }
+  recent_heads_.reset();
+}
+
+template <typename F>
+void EventQueue::for_each_queued(F&& f) const {
+  for (const HeapEntry& e : heap_) {
+    f(e);
+    if (e.chain == 0) continue;
+    const TieChain& chain = chains_[e.chain];
+    for (size_t i = chain.next; i < chain.entries.size(); ++i) f(chain.entries[i]);
   }
 }
 
@@ -128,6 +262,7 @@ inline void EventQueue::heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t sl
   e.at_ns = at_ns;
   e.sequence = sequence;
   e.slot = slot;
+  e.chain = 0;
   heap_pos_[slot] = static_cast<uint32_t>(pos);
 }
 
@@ -152,6 +287,8 @@ bool is_kind(const char* kind, std::string_view wanted) { return std::string_vie
 }  // namespace
 
 std::optional<uint32_t> EventQueue::bring_forward(std::string_view kind) {
+  // An event moved out of its time leaves the others of that time behind.
+  dissolve_chains();
   HeapEntry* earliest = nullptr;
   for (HeapEntry& e : heap_) {
     const Slot& event = slot(e.slot);
@@ -167,11 +304,12 @@ std::optional<uint32_t> EventQueue::bring_forward(std::string_view kind) {
 }
 
 bool EventQueue::has_later(std::string_view kind) const {
-  for (const HeapEntry& e : heap_) {
+  bool found = false;
+  for_each_queued([&](const HeapEntry& e) {
     const Slot& event = slot(e.slot);
-    if (event.sequence == e.sequence && e.at_ns > now_ns_ && is_kind(event.kind, kind)) return true;
-  }
-  return false;
+    if (event.sequence == e.sequence && e.at_ns > now_ns_ && is_kind(event.kind, kind)) found = true;
+  });
+  return found;
 }
 
 bool EventQueue::is_pending(EventId id) const {
@@ -186,6 +324,7 @@ void EventQueue::drop_cancelled() {
   auto cancelled = [this](const HeapEntry& e) { return slot(e.slot).sequence != e.sequence; };
   for (const HeapEntry& e : heap_) {
     if (!cancelled(e)) continue;
+    TW_ASSERT_MSG(e.chain == 0, "a cancelled head handed its chain on");
     heap_pos_[e.slot] = kNotInHeap;
     free_slots_.push_back(e.slot);
   }
@@ -248,6 +387,7 @@ bool EventQueue::run_instant_end_if_due() {
   }
   while (!heap_.empty() && heap_.front().at_ns == now_ns_ &&
          slot(heap_.front().slot).sequence != heap_.front().sequence) {
+    TW_ASSERT_HOT_MSG(heap_.front().chain == 0, "a cancelled head handed its chain on");
     const uint32_t cancelled = heap_.front().slot;
     pop_heap_top();
     free_slots_.push_back(cancelled);
@@ -269,6 +409,12 @@ bool EventQueue::run_instant_end_if_due() {
     if (next_is_in_heap()) {
       top = heap_.front();
       pop_heap_top();
+      if (top.chain != 0) {
+        // A head is never cancelled in place (cancel promotes), so it runs
+        // now and its chain is due with it.
+        TW_ASSERT_HOT_MSG(slot(top.slot).sequence == top.sequence, "a head in the heap is live");
+        splice_chain(top.chain);
+      }
     } else {
       top = pop_now_fifo();
     }
@@ -412,6 +558,7 @@ bool EventQueue::next_time(TimeNs& at_ns) {
       at_ns = top.at_ns;
       return true;
     }
+    TW_ASSERT_HOT_MSG(top.chain == 0, "a cancelled head handed its chain on");
     const uint32_t slot = top.slot;
     pop_heap_top();
     free_slots_.push_back(slot);  // a cancelled event's slot
@@ -421,6 +568,7 @@ bool EventQueue::next_time(TimeNs& at_ns) {
 
 void EventQueue::set_scheduler(std::unique_ptr<Scheduler> scheduler) {
   // The scheduler path gathers ready events from the heap alone.
+  dissolve_chains();
   while (!now_fifo_empty()) {
     const HeapEntry e = pop_now_fifo();
     heap_insert(e.at_ns, e.sequence, e.slot);
@@ -442,19 +590,17 @@ uint64_t EventQueue::pending_digest() const {
   // states that differ only in what is ready now are different states (what
   // can run next differs). They were once left out, as the choice rather
   // than the state, which merged such states in dfs's cache.
-  auto entries = {std::span<const HeapEntry>(heap_),
-                  std::span<const HeapEntry>(now_fifo_).subspan(now_head_),
-                  std::span<const HeapEntry>(ready_)};
-  for (std::span<const HeapEntry> queue : entries) {
-    for (const HeapEntry& e : queue) {
-      const Slot& event = slot(e.slot);
-      if (event.sequence != e.sequence) continue;  // cancelled
-      if (event.digest_term == 0) event.digest_term = digest_term_of(event);
-      StateDigest d;
-      d.add(event.digest_term).add(static_cast<uint64_t>(e.at_ns - now_ns_));
-      sum += d.value();
-    }
-  }
+  auto add = [&](const HeapEntry& e) {
+    const Slot& event = slot(e.slot);
+    if (event.sequence != e.sequence) return;  // cancelled
+    if (event.digest_term == 0) event.digest_term = digest_term_of(event);
+    StateDigest d;
+    d.add(event.digest_term).add(static_cast<uint64_t>(e.at_ns - now_ns_));
+    sum += d.value();
+  };
+  for_each_queued(add);
+  for (const HeapEntry& e : std::span<const HeapEntry>(now_fifo_).subspan(now_head_)) add(e);
+  for (const HeapEntry& e : ready_) add(e);
   return sum;
 }
 

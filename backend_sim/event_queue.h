@@ -9,6 +9,17 @@
 // scheduled before time reached now, so it has a smaller sequence than every
 // FIFO entry and runs first; the FIFO then runs in insertion order, and time
 // cannot move on while it holds a live event.
+//
+// Without a scheduler, events due at one future time share one heap entry:
+// the first of them (the head) is in the heap and the others wait behind it
+// in its tie chain, in sequence order; when the head is popped its chain
+// becomes the FIFO of events due now. A parameter server's workers schedule
+// the same layer's Send at the same offset, and flows sharing a bottleneck
+// equally end together: 98.5 % of a 256-node run's heap pops found another
+// entry of the same time on top, each one paying a sift through a heap of
+// thousands. A chain is found by its time in a small direct-mapped table of
+// recent heads; a miss only costs a second head for that time, which is kept
+// in order because the heap and the FIFO are merged by sequence at now.
 #pragma once
 
 #include <cstdint>
@@ -149,8 +160,25 @@ class EventQueue {
     TimeNs at_ns;
     uint64_t sequence;
     uint32_t slot;
+    // A heap entry's tie chain (0: none; FIFO and ready entries have none):
+    // in the padding the struct has anyway.
+    uint32_t chain;
   };
   static constexpr uint32_t kNotInHeap = UINT32_MAX;
+  // The events due at a head's time after it, from `next` on, in sequence
+  // order; cancelled ones stay until they surface.
+  struct TieChain {
+    std::vector<HeapEntry> entries;
+    size_t next = 0;
+  };
+  // A head the table of recent times knows: valid while that slot still
+  // holds that sequence in the heap.
+  struct RecentHead {
+    TimeNs at_ns = -1;
+    uint32_t slot = 0;
+    uint64_t sequence = 0;
+  };
+  static constexpr uint32_t kRecentHeadBits = 8;
   struct Slot {
     EventCallback fn;
     uint64_t sequence = 0;  // 0 when free or cancelled
@@ -202,11 +230,25 @@ class EventQueue {
   void sift_down(size_t pos);
   void heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t slot);
   void heap_remove(size_t pos);
+  // Tie chains (no scheduler only).
+  RecentHead& recent_head(TimeNs at_ns);
+  bool join_tie_chain(TimeNs at_ns, uint64_t sequence, uint32_t slot);
+  void remember_head(TimeNs at_ns, uint64_t sequence, uint32_t slot);
+  bool promote_from_chain(size_t pos);
+  void splice_chain(uint32_t chain);
+  void release_chain(uint32_t chain);
+  void dissolve_chains();  // every chained event gets a heap entry of its own
+  template <typename F>
+  void for_each_queued(F&& f) const;  // heap entries and the chains behind them
   bool now_fifo_empty() const { return now_head_ == now_fifo_.size(); }
   HeapEntry pop_now_fifo();
   // Which queue holds the next event in (time, sequence) order (no scheduler).
+  // At now the two merge by sequence: a chain spliced into the FIFO may
+  // hold events older than a second head of the same time still in the heap.
   bool next_is_in_heap() const {
-    return !heap_.empty() && (now_fifo_empty() || heap_.front().at_ns == now_ns_);
+    return !heap_.empty() &&
+           (now_fifo_empty() || (heap_.front().at_ns == now_ns_ &&
+                                 heap_.front().sequence < now_fifo_[now_head_].sequence));
   }
   bool pop_live(HeapEntry& out);
   bool gather_ready();  // scheduler path; false when nothing is pending
@@ -222,6 +264,12 @@ class EventQueue {
   // only; set_scheduler moves them to the heap).
   std::vector<HeapEntry> now_fifo_;
   size_t now_head_ = 0;
+  std::vector<TieChain> chains_;  // by a heap entry's chain; 0 unused
+  std::vector<uint32_t> free_chains_;
+  std::vector<HeapEntry> merge_scratch_;
+  // Made at the first event scheduled for later without a scheduler (a
+  // model checker's executions never need it).
+  std::unique_ptr<RecentHead[]> recent_heads_;
   std::vector<std::unique_ptr<Slot[]>> slot_chunks_;
   uint32_t slot_count_ = 0;  // slots made so far, in use or free
   std::vector<uint32_t> free_slots_;
@@ -235,7 +283,7 @@ class EventQueue {
   // heap, and events scheduled at now join them.
   std::vector<HeapEntry> ready_;
   std::vector<ReadyEvent> ready_info_;
-  HeapEntry last_run_{0, 0, 0};           // the last event the insertion-order path ran
+  HeapEntry last_run_{0, 0, 0, 0};           // the last event the insertion-order path ran
   TimeNs now_ns_ = 0;
   uint64_t next_sequence_ = 1;
   // The event running now, or the last one that ran: what is done between

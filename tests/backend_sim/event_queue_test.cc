@@ -194,6 +194,79 @@ TEST(EventQueue, RandomSchedulesAndCancelsRunInTimeThenSequenceOrder) {
   }
 }
 
+// Events due at one future time wait behind the first in its tie chain.
+// Many events on few times, and more distinct times than the table of
+// recent heads holds (so that one time gets a second head, whose chain is
+// merged with the first's by sequence), with cancels that hit heads, whole
+// times and chained events: against the plain reference, exactly the events
+// never cancelled run, in (time, sequence) order, each at its time.
+TEST(EventQueue, EventsSharingATimeRunInSequenceOrderWhateverIsCancelled) {
+  using Key = std::pair<TimeNs, uint64_t>;  // (time, sequence)
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    EventQueue q;
+    SeededDraw next(seed);
+    std::vector<EventId> ids;
+    std::vector<Key> scheduled;
+    std::set<uint64_t> cancelled;
+    std::vector<Key> ran;
+    // Odd seeds: 4 times, the chains long; even seeds: 2,000 times, the
+    // table of 256 recent heads overrun.
+    const uint64_t times = seed % 2 == 1 ? 4 : 2000;
+    auto cancel = [&](const EventId& id) {
+      if (q.is_pending(id)) cancelled.insert(id.sequence);
+      q.cancel(id);
+    };
+    std::function<void(int)> add = [&](int depth) {
+      const TimeNs at = q.now_ns() + static_cast<TimeNs>(next(times)) * 10;
+      auto sequence = std::make_shared<uint64_t>(0);
+      const EventId id = q.schedule_at(at, 0, "t", [&, at, depth, sequence] {
+        ran.emplace_back(at, *sequence);
+        EXPECT_EQ(q.now_ns(), at);
+        for (uint64_t k = depth < 2 ? next(3) : 0; k > 0; --k) add(depth + 1);
+        if (next(2) == 0) cancel(ids[next(ids.size())]);
+      });
+      *sequence = id.sequence;
+      ids.push_back(id);
+      scheduled.emplace_back(at, id.sequence);
+    };
+    for (int i = 0; i < 3000; ++i) add(0);
+    // Every event of a few times, from the first (the head) on, and some
+    // drawn anywhere.
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (scheduled[i].first % 70 == 0) cancel(ids[i]);
+    }
+    for (int i = 0; i < 500; ++i) cancel(ids[next(ids.size())]);
+    while (q.run_next()) {
+    }
+    std::vector<Key> expected;
+    for (const Key& k : scheduled) {
+      if (!cancelled.count(k.second)) expected.push_back(k);
+    }
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(ran, expected) << "seed " << seed;
+    EXPECT_GT(cancelled.size(), 500u);
+    EXPECT_TRUE(q.empty());
+    EXPECT_EQ(q.processed(), ran.size());
+  }
+}
+
+// A scheduler installed while events wait in tie chains is offered each of
+// them, in sequence order among those of its time.
+TEST(EventQueue, InstallingASchedulerOffersTheEventsThatWaitedInTieChains) {
+  EventQueue q;
+  std::vector<int> ran;
+  for (int i = 0; i < 6; ++i) {
+    q.schedule_at(i % 2 == 0 ? 10 : 20, 0, "t", [&ran, i] { ran.push_back(i); });
+  }
+  const EventId cancelled = q.schedule_at(10, 0, "t", [&ran] { ran.push_back(99); });
+  q.cancel(cancelled);
+  q.set_scheduler(std::make_unique<FifoScheduler>());
+  while (q.run_next()) {
+  }
+  EXPECT_EQ(ran, (std::vector<int>{0, 2, 4, 1, 3, 5}));
+  EXPECT_TRUE(q.empty());
+}
+
 // The same schedule with a scheduler installed half-way: the FIFO's events
 // move to the heap and keep their order.
 TEST(EventQueue, TheInstantEndHookRunsOnceAfterEveryEventDueNowAndBeforeTimeMovesOn) {
