@@ -12,6 +12,44 @@ namespace tensorwire::sim {
 EventQueue::EventQueue() = default;
 EventQueue::~EventQueue() = default;
 
+inline EventQueue::RecentHead& EventQueue::recent_head(TimeNs at_ns) {
+  if (!recent_heads_) recent_heads_ = std::make_unique<RecentHead[]>(size_t{1} << kRecentHeadBits);
+  const uint64_t index = (static_cast<uint64_t>(at_ns) * 0x9e3779b97f4a7c15ull) >> (64 - kRecentHeadBits);
+  return recent_heads_[index];
+}
+
+// Queues an event behind the head the table knows for its time, if it knows
+// a live one; if not, the event is to be that time's head (the caller puts
+// it in the heap) and the table remembers it.
+inline bool EventQueue::join_tie_chain(TimeNs at_ns, uint64_t sequence, uint32_t index) {
+  RecentHead& r = recent_head(at_ns);
+  if (r.at_ns != at_ns || slot(r.slot).sequence != r.sequence) {
+    r.at_ns = at_ns;
+    r.slot = index;
+    r.sequence = sequence;
+    return false;
+  }
+  const uint32_t pos = heap_pos_[r.slot];
+  TW_ASSERT_HOT_MSG(pos != kNotInHeap, "a pending head is in the heap");
+  HeapEntry& head = heap_[pos];
+  TW_ASSERT_HOT(head.slot == r.slot && head.at_ns == at_ns && head.sequence < sequence);
+  if (head.chain == 0) {
+    if (free_chains_.empty()) {
+      if (chains_.empty()) chains_.emplace_back();  // 0 means none
+      head.chain = static_cast<uint32_t>(chains_.size());
+      chains_.emplace_back();
+    } else {
+      head.chain = free_chains_.back();
+      free_chains_.pop_back();
+    }
+  }
+  HeapEntry& e = chains_[head.chain].entries.emplace_back();
+  e.at_ns = at_ns;
+  e.sequence = sequence;
+  e.slot = index;
+  return true;
+}
+
 EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uint64_t what) {
   // Time never goes backwards: every caller schedules at now or later (a
   // delay is clamped at 0 in schedule_after).
@@ -44,11 +82,8 @@ EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uin
     e.at_ns = at_ns;
     e.sequence = sequence;
     e.slot = index;
-  } else if (scheduler_) {
+  } else if (scheduler_ || heap_.size() < kTieChainsFrom || !join_tie_chain(at_ns, sequence, index)) {
     heap_insert(at_ns, sequence, index);
-  } else if (!join_tie_chain(at_ns, sequence, index)) {
-    heap_insert(at_ns, sequence, index);
-    remember_head(at_ns, sequence, index);
   }
   ++live_;
   if (heap_.size() > 2 * live_ + 1024) drop_cancelled();
@@ -74,45 +109,6 @@ void EventQueue::cancel(EventId id) {
     if (heap_[pos].chain == 0 || !promote_from_chain(pos)) heap_remove(pos);
     free_slots_.push_back(id.slot);
   }
-}
-
-EventQueue::RecentHead& EventQueue::recent_head(TimeNs at_ns) {
-  if (!recent_heads_) recent_heads_ = std::make_unique<RecentHead[]>(size_t{1} << kRecentHeadBits);
-  const uint64_t index = (static_cast<uint64_t>(at_ns) * 0x9e3779b97f4a7c15ull) >> (64 - kRecentHeadBits);
-  return recent_heads_[index];
-}
-
-// Queues an event behind the head the table knows for its time, if it knows
-// a live one.
-bool EventQueue::join_tie_chain(TimeNs at_ns, uint64_t sequence, uint32_t index) {
-  const RecentHead& r = recent_head(at_ns);
-  if (r.at_ns != at_ns || slot(r.slot).sequence != r.sequence) return false;
-  const uint32_t pos = heap_pos_[r.slot];
-  TW_ASSERT_HOT_MSG(pos != kNotInHeap, "a pending head is in the heap");
-  HeapEntry& head = heap_[pos];
-  TW_ASSERT_HOT(head.slot == r.slot && head.at_ns == at_ns && head.sequence < sequence);
-  if (head.chain == 0) {
-    if (free_chains_.empty()) {
-      if (chains_.empty()) chains_.emplace_back();  // 0 means none
-      head.chain = static_cast<uint32_t>(chains_.size());
-      chains_.emplace_back();
-    } else {
-      head.chain = free_chains_.back();
-      free_chains_.pop_back();
-    }
-  }
-  HeapEntry& e = chains_[head.chain].entries.emplace_back();
-  e.at_ns = at_ns;
-  e.sequence = sequence;
-  e.slot = index;
-  return true;
-}
-
-void EventQueue::remember_head(TimeNs at_ns, uint64_t sequence, uint32_t index) {
-  RecentHead& r = recent_head(at_ns);
-  r.at_ns = at_ns;
-  r.slot = index;
-  r.sequence = sequence;
 }
 
 // The head at `pos` was cancelled: the first live event of its chain takes
@@ -248,7 +244,7 @@ inline void EventQueue::sift_down(size_t pos) {
 // The entry's place is found first (its parents move down into the hole),
 // then its fields are written there: no whole entry built elsewhere and
 // copied in.
-inline void EventQueue::heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t slot) {
+[[gnu::always_inline]] inline void EventQueue::heap_insert(TimeNs at_ns, uint64_t sequence, uint32_t slot) {
   size_t pos = heap_.size();
   heap_.emplace_back();
   while (pos > 0) {

@@ -19,7 +19,8 @@
 // entry of the same time on top, each one paying a sift through a heap of
 // thousands. A chain is found by its time in a small direct-mapped table of
 // recent heads; a miss only costs a second head for that time, which is kept
-// in order because the heap and the FIFO are merged by sequence at now.
+// in order because the heap and the FIFO are merged by sequence at now; a
+// heap of a few entries (two ranks' traffic) skips the table the same way.
 #pragma once
 
 #include <cstdint>
@@ -179,6 +180,9 @@ class EventQueue {
     uint64_t sequence = 0;
   };
   static constexpr uint32_t kRecentHeadBits = 8;
+  // A heap this small sifts in a step or two: an event joins no chain (a
+  // second head of its time is kept in order as a miss of the table is).
+  static constexpr size_t kTieChainsFrom = 16;
   struct Slot {
     EventCallback fn;
     uint64_t sequence = 0;  // 0 when free or cancelled
@@ -233,7 +237,6 @@ class EventQueue {
   // Tie chains (no scheduler only).
   RecentHead& recent_head(TimeNs at_ns);
   bool join_tie_chain(TimeNs at_ns, uint64_t sequence, uint32_t slot);
-  void remember_head(TimeNs at_ns, uint64_t sequence, uint32_t slot);
   bool promote_from_chain(size_t pos);
   void splice_chain(uint32_t chain);
   void release_chain(uint32_t chain);
