@@ -13,9 +13,9 @@ EventQueue::EventQueue() = default;
 EventQueue::~EventQueue() = default;
 
 inline EventQueue::RecentHead& EventQueue::recent_head(TimeNs at_ns) {
-  if (!recent_heads_) recent_heads_ = std::make_unique<RecentHead[]>(size_t{1} << kRecentHeadBits);
+  if (!ties_) ties_ = std::make_unique<TieChains>();
   const uint64_t index = (static_cast<uint64_t>(at_ns) * 0x9e3779b97f4a7c15ull) >> (64 - kRecentHeadBits);
-  return recent_heads_[index];
+  return ties_->recent_heads[index];
 }
 
 // Queues an event behind the head the table knows for its time, if it knows
@@ -34,16 +34,17 @@ inline bool EventQueue::join_tie_chain(TimeNs at_ns, uint64_t sequence, uint32_t
   HeapEntry& head = heap_[pos];
   TW_ASSERT_HOT(head.slot == r.slot && head.at_ns == at_ns && head.sequence < sequence);
   if (head.chain == 0) {
-    if (free_chains_.empty()) {
-      if (chains_.empty()) chains_.emplace_back();  // 0 means none
-      head.chain = static_cast<uint32_t>(chains_.size());
-      chains_.emplace_back();
+    std::vector<TieChain>& chains = ties_->chains;
+    if (ties_->free.empty()) {
+      if (chains.empty()) chains.emplace_back();  // 0 means none
+      head.chain = static_cast<uint32_t>(chains.size());
+      chains.emplace_back();
     } else {
-      head.chain = free_chains_.back();
-      free_chains_.pop_back();
+      head.chain = ties_->free.back();
+      ties_->free.pop_back();
     }
   }
-  HeapEntry& e = chains_[head.chain].entries.emplace_back();
+  HeapEntry& e = ties_->chains[head.chain].entries.emplace_back();
   e.at_ns = at_ns;
   e.sequence = sequence;
   e.slot = index;
@@ -114,10 +115,10 @@ void EventQueue::cancel(EventId id) {
 // The head at `pos` was cancelled: the first live event of its chain takes
 // its place (the same time, a later sequence: it can only move down). False
 // when none is left; the chain is released either way once empty.
-bool EventQueue::promote_from_chain(size_t pos) {
+[[gnu::noinline]] bool EventQueue::promote_from_chain(size_t pos) {
   const uint32_t c = heap_[pos].chain;
-  TW_ASSERT_HOT(c != 0 && c < chains_.size());
-  TieChain& chain = chains_[c];
+  TW_ASSERT_HOT(ties_ && c != 0 && c < ties_->chains.size());
+  TieChain& chain = ties_->chains[c];
   while (chain.next < chain.entries.size()) {
     const HeapEntry e = chain.entries[chain.next++];
     if (slot(e.slot).sequence != e.sequence) {
@@ -144,31 +145,35 @@ bool EventQueue::promote_from_chain(size_t pos) {
 // The head of `c` was popped: its chain is due next, merged with what the
 // FIFO holds by sequence (nothing, unless a second head of that time came
 // first).
-void EventQueue::splice_chain(uint32_t c) {
-  TieChain& chain = chains_[c];
+[[gnu::noinline]] void EventQueue::splice_chain(uint32_t c, const HeapEntry& head) {
+  TW_ASSERT_HOT_MSG(slot(head.slot).sequence == head.sequence, "a head in the heap is live");
+  TieChain& chain = ties_->chains[c];
   if (now_fifo_empty()) {
     now_fifo_.clear();
     std::swap(now_fifo_, chain.entries);
     now_head_ = chain.next;
   } else {
-    merge_scratch_.clear();
+    std::vector<HeapEntry>& merged = ties_->merge_scratch;
+    merged.clear();
     std::merge(now_fifo_.begin() + static_cast<std::ptrdiff_t>(now_head_), now_fifo_.end(),
                chain.entries.begin() + static_cast<std::ptrdiff_t>(chain.next), chain.entries.end(),
-               std::back_inserter(merge_scratch_),
+               std::back_inserter(merged),
                [](const HeapEntry& a, const HeapEntry& b) { return a.sequence < b.sequence; });
-    std::swap(now_fifo_, merge_scratch_);
+    std::swap(now_fifo_, merged);
     now_head_ = 0;
   }
   release_chain(c);
 }
 
 void EventQueue::release_chain(uint32_t c) {
-  chains_[c].entries.clear();
-  chains_[c].next = 0;
-  free_chains_.push_back(c);
+  TieChain& chain = ties_->chains[c];
+  chain.entries.clear();
+  chain.next = 0;
+  ties_->free.push_back(c);
 }
 
-void EventQueue::dissolve_chains() {
+[[gnu::noinline]] void EventQueue::dissolve_chains() {
+  if (!ties_) return;
   std::vector<uint32_t> heads;
   for (size_t pos = 0; pos < heap_.size(); ++pos) {
     if (heap_[pos].chain != 0) heads.push_back(heap_[pos].slot);
@@ -177,9 +182,9 @@ void EventQueue::dissolve_chains() {
     HeapEntry& h = heap_[heap_pos_[head]];
     const uint32_t c = h.chain;
     h.chain = 0;
-    TieChain& chain = chains_[c];
+    TieChain& chain = ties_->chains[c];
     for (size_t i = chain.next; i < chain.entries.size(); ++i) {
-      const HeapEntry& e = chain.entries[i];
+      const HeapEntry e = chain.entries[i];
       if (slot(e.slot).sequence == e.sequence) {
         heap_insert(e.at_ns, e.sequence, e.slot);
       } else {
@@ -188,7 +193,7 @@ void EventQueue::dissolve_chains() {
     }
     release_chain(c);
   }
-  recent_heads_.reset();
+  ties_.reset();
 }
 
 template <typename F>
@@ -196,7 +201,7 @@ void EventQueue::for_each_queued(F&& f) const {
   for (const HeapEntry& e : heap_) {
     f(e);
     if (e.chain == 0) continue;
-    const TieChain& chain = chains_[e.chain];
+    const TieChain& chain = ties_->chains[e.chain];
     for (size_t i = chain.next; i < chain.entries.size(); ++i) f(chain.entries[i]);
   }
 }
@@ -405,12 +410,9 @@ bool EventQueue::run_instant_end_if_due() {
     if (next_is_in_heap()) {
       top = heap_.front();
       pop_heap_top();
-      if (top.chain != 0) {
-        // A head is never cancelled in place (cancel promotes), so it runs
-        // now and its chain is due with it.
-        TW_ASSERT_HOT_MSG(slot(top.slot).sequence == top.sequence, "a head in the heap is live");
-        splice_chain(top.chain);
-      }
+      // A head is never cancelled in place (cancel promotes), so it runs
+      // now and its chain is due with it (splice_chain asserts it is live).
+      if (top.chain != 0) splice_chain(top.chain, top);
     } else {
       top = pop_now_fifo();
     }

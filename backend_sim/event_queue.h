@@ -23,6 +23,7 @@
 // heap of a few entries (two ranks' traffic) skips the table the same way.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -238,7 +239,7 @@ class EventQueue {
   RecentHead& recent_head(TimeNs at_ns);
   bool join_tie_chain(TimeNs at_ns, uint64_t sequence, uint32_t slot);
   bool promote_from_chain(size_t pos);
-  void splice_chain(uint32_t chain);
+  void splice_chain(uint32_t chain, const HeapEntry& head);
   void release_chain(uint32_t chain);
   void dissolve_chains();  // every chained event gets a heap entry of its own
   template <typename F>
@@ -267,12 +268,6 @@ class EventQueue {
   // only; set_scheduler moves them to the heap).
   std::vector<HeapEntry> now_fifo_;
   size_t now_head_ = 0;
-  std::vector<TieChain> chains_;  // by a heap entry's chain; 0 unused
-  std::vector<uint32_t> free_chains_;
-  std::vector<HeapEntry> merge_scratch_;
-  // Made at the first event scheduled for later without a scheduler (a
-  // model checker's executions never need it).
-  std::unique_ptr<RecentHead[]> recent_heads_;
   std::vector<std::unique_ptr<Slot[]>> slot_chunks_;
   uint32_t slot_count_ = 0;  // slots made so far, in use or free
   std::vector<uint32_t> free_slots_;
@@ -294,6 +289,17 @@ class EventQueue {
   uint64_t running_sequence_ = 0;
   uint64_t processed_ = 0;
   uint64_t live_ = 0;
+  // The tie chains' state, made when the first event joins a heap of
+  // kTieChainsFrom entries or more without a scheduler (a model checker's
+  // executions never make it). One pointer at the end: the queue's other
+  // members keep the places they had before chains came.
+  struct TieChains {
+    std::vector<TieChain> chains;  // by a heap entry's chain; 0 unused
+    std::vector<uint32_t> free;
+    std::vector<HeapEntry> merge_scratch;
+    std::array<RecentHead, size_t{1} << kRecentHeadBits> recent_heads;
+  };
+  std::unique_ptr<TieChains> ties_;
 };
 
 }  // namespace tensorwire::sim
