@@ -48,6 +48,7 @@ inline bool EventQueue::join_tie_chain(TimeNs at_ns, uint64_t sequence, uint32_t
   e.at_ns = at_ns;
   e.sequence = sequence;
   e.slot = index;
+  ++ties_->waiting;
   return true;
 }
 
@@ -90,7 +91,8 @@ EventId EventQueue::add_event(TimeNs at_ns, uint32_t rank, const char* kind, uin
   if (heap_.size() > 2 * live_ + 1024) drop_cancelled();
   // Every live event has its heap or FIFO entry, except the ready ones a
   // scheduler is choosing among (a fault it injects in pick() schedules events).
-  TW_ASSERT_HOT_MSG(live_ <= heap_.size() + (now_fifo_.size() - now_head_) + ready_.size(),
+  TW_ASSERT_HOT_MSG(live_ <= heap_.size() + (now_fifo_.size() - now_head_) + ready_.size() +
+                                waiting_in_chains(),
                     "every live event has its heap entry");
   return {index, sequence};
 }
@@ -121,6 +123,8 @@ void EventQueue::cancel(EventId id) {
   TieChain& chain = ties_->chains[c];
   while (chain.next < chain.entries.size()) {
     const HeapEntry e = chain.entries[chain.next++];
+    TW_ASSERT_HOT(ties_->waiting > 0);
+    --ties_->waiting;
     if (slot(e.slot).sequence != e.sequence) {
       free_slots_.push_back(e.slot);  // cancelled while it waited
       continue;
@@ -148,6 +152,8 @@ void EventQueue::cancel(EventId id) {
 [[gnu::noinline]] void EventQueue::splice_chain(uint32_t c, const HeapEntry& head) {
   TW_ASSERT_HOT_MSG(slot(head.slot).sequence == head.sequence, "a head in the heap is live");
   TieChain& chain = ties_->chains[c];
+  TW_ASSERT_HOT(ties_->waiting >= chain.entries.size() - chain.next);
+  ties_->waiting -= chain.entries.size() - chain.next;
   if (now_fifo_empty()) {
     now_fifo_.clear();
     std::swap(now_fifo_, chain.entries);

@@ -298,7 +298,9 @@ class EventQueue {
     std::vector<uint32_t> free;
     std::vector<HeapEntry> merge_scratch;
     std::array<RecentHead, size_t{1} << kRecentHeadBits> recent_heads;
+    uint64_t waiting = 0;  // entries in the chains from their `next` on, cancelled ones too
   };
+  uint64_t waiting_in_chains() const { return ties_ ? ties_->waiting : 0; }
   std::unique_ptr<TieChains> ties_;
 };
 
